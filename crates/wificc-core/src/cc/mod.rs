@@ -1,0 +1,84 @@
+//! Congestion controls.
+//!
+//! [`CongestionControl`] mirrors Linux `struct tcp_congestion_ops` (include/net/tcp.h): the TCP
+//! engine calls the same hooks at the same points as `net/ipv4/tcp_input.c` and `tcp_output.c`,
+//! and an algorithm manipulates the same [`Sock`] fields as its kernel module. An algorithm
+//! that implements `cong_control` (the BBR family) owns cwnd and pacing entirely; the others get
+//! `cong_avoid`, `ssthresh` and PRR during recovery, and the engine computes their pacing rate as
+//! `tcp_update_pacing_rate` does.
+//!
+//! Each algorithm lives in its own file with a `Params` struct (serde, documented defaults);
+//! [`registry`] maps names to constructors.
+
+pub mod registry;
+pub mod reno;
+
+use crate::sim::Rng;
+use crate::tcp::rate_sample::RateSample;
+use crate::tcp::sock::{AckSample, CaEvent, CaState, Sock};
+
+pub use registry::{build, names, CcError, CcInfo, ParamInfo};
+
+/// One named value of an algorithm's internal model, reported to the metrics every STEP
+/// (e.g. `bw_bps`, `min_rtt_us`, `mode`, `pacing_gain`, `cycle_len`, `inflight_hi`).
+pub type ModelValue = (&'static str, f64);
+
+/// Linux `tcp_congestion_ops`. Default methods do what the kernel does when a hook is NULL.
+pub trait CongestionControl: Send {
+    fn name(&self) -> &'static str;
+
+    /// `init`: called once when the connection is established.
+    fn init(&mut self, _tp: &mut Sock, _rng: &mut Rng) {}
+
+    /// `ssthresh`: slow-start threshold after a loss (entering Recovery or Loss).
+    fn ssthresh(&mut self, tp: &Sock) -> u32;
+
+    /// `cong_avoid`: grow cwnd on an ACK (only for algorithms without `cong_control`).
+    fn cong_avoid(&mut self, _tp: &mut Sock, _acked: u32) {}
+
+    /// Whether this algorithm implements `cong_control` (then it alone sets cwnd and pacing).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
+    /// `cong_control`: called on every ACK with the rate sample.
+    fn cong_control(&mut self, _tp: &mut Sock, _rs: &RateSample, _rng: &mut Rng) {}
+
+    /// `set_state`: called before `tp.ca_state` changes to `new_state`.
+    fn set_state(&mut self, _tp: &mut Sock, _new_state: CaState) {}
+
+    /// `cwnd_event`.
+    fn cwnd_event(&mut self, _tp: &mut Sock, _ev: CaEvent) {}
+
+    /// `in_ack_event` with CA_ACK_* flags.
+    fn in_ack_event(&mut self, _tp: &mut Sock, _flags: u32) {}
+
+    /// `pkts_acked`: per-ACK RTT sample and count.
+    fn pkts_acked(&mut self, _tp: &mut Sock, _sample: &AckSample) {}
+
+    /// `undo_cwnd`: cwnd to restore after a spurious loss signal. Kernel default:
+    /// max(cwnd, prior_cwnd) (`tcp_reno_undo_cwnd`).
+    fn undo_cwnd(&mut self, tp: &Sock) -> u32 {
+        tp.snd_cwnd.max(tp.prior_cwnd)
+    }
+
+    /// `min_tso_segs`: None means the kernel default (`sysctl_tcp_min_tso_segs`, 2).
+    fn min_tso_segs(&self, _tp: &Sock) -> Option<u32> {
+        None
+    }
+
+    /// `sndbuf_expand` multiplier (kernel default 2).
+    fn sndbuf_expand(&self) -> u32 {
+        2
+    }
+
+    /// Whether the algorithm asks TCP to enforce pacing (`sk_pacing_status = SK_PACING_NEEDED`).
+    fn wants_pacing(&self) -> bool {
+        false
+    }
+
+    /// The algorithm's internal model, for metrics.
+    fn model(&self) -> Vec<ModelValue> {
+        Vec::new()
+    }
+}

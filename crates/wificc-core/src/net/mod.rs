@@ -1,0 +1,4 @@
+//! Packets, links, queues.
+
+pub mod packet;
+pub mod qdisc;
