@@ -14,7 +14,7 @@ pub mod registry;
 pub mod reno;
 
 use crate::sim::Rng;
-use crate::tcp::rate_sample::RateSample;
+use crate::tcp::rate_sample::{RateSample, TxState};
 use crate::tcp::sock::{AckSample, CaEvent, CaState, Sock};
 
 pub use registry::{build, names, CcError, CcInfo, ParamInfo};
@@ -55,6 +55,10 @@ pub trait CongestionControl: Send {
 
     /// `pkts_acked`: per-ACK RTT sample and count.
     fn pkts_acked(&mut self, _tp: &mut Sock, _sample: &AckSample) {}
+
+    /// `skb_marked_lost` (BBRv2/v3): a packet was just marked lost; `tx` is what was recorded
+    /// when it was sent.
+    fn skb_marked_lost(&mut self, _tp: &mut Sock, _tx: &TxState) {}
 
     /// `undo_cwnd`: cwnd to restore after a spurious loss signal. Kernel default:
     /// max(cwnd, prior_cwnd) (`tcp_reno_undo_cwnd`).

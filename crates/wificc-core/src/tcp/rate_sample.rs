@@ -40,3 +40,26 @@ pub struct RateSample {
     /// The ACK carried ECE.
     pub is_ece: bool,
 }
+
+/// What the sender remembers about each packet when it is (re)transmitted, as Linux keeps in
+/// `TCP_SKB_CB(skb)->tx` (tcp_rate.c `tcp_rate_skb_sent`) plus BBRv2/v3's `tx.in_flight` and
+/// `tx.lost`. Handed to `skb_marked_lost` when the packet is marked lost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TxState {
+    /// Send time of this packet (us).
+    pub sent_us: u64,
+    /// Start of the send window this packet belongs to (`first_tx_mstamp`, us).
+    pub first_tx_us: u64,
+    /// `tp->delivered_mstamp` when sent (us).
+    pub delivered_mstamp_us: u64,
+    /// `tp->delivered` when sent.
+    pub delivered: u64,
+    /// `tp->delivered_ce` when sent.
+    pub delivered_ce: u64,
+    /// `tp->lost` when sent.
+    pub lost: u64,
+    /// Packets in flight right after this one was sent.
+    pub in_flight: u32,
+    /// Sent while application-limited.
+    pub is_app_limited: bool,
+}

@@ -106,6 +106,9 @@ pub struct Sock {
     pub pacing_status: PacingStatus,
     /// log2 of the pacing-rate divisor for TSQ and TSO sizing (`sk_pacing_shift`).
     pub pacing_shift: u8,
+    /// Global pacing multiplier ("TP rate" 1p/2p/3p): scales tcp_pacing_ss/ca_ratio and the BBR
+    /// family's own pacing rate. 1 = Linux default.
+    pub pacing_tp: u32,
     /// Send-buffer size in bytes (`sk_sndbuf`), which BBR/Reno expand.
     pub sndbuf: u64,
     /// ECN negotiated on this connection.
@@ -149,6 +152,7 @@ impl Sock {
             max_pacing_rate: u64::MAX,
             pacing_status: PacingStatus::None,
             pacing_shift: 10,
+            pacing_tp: 1,
             sndbuf: 4 * 1024 * 1024,
             ecn_ok: false,
             lsndtime: 0,
