@@ -1,1 +1,48 @@
+//! Python bindings of wificc-core (module `wificc._core`). Scenarios cross as JSON text and
+//! results come back as JSON text, which the Python side turns into DataFrames; the simulation
+//! runs with the GIL released, so a thread pool can run several scenarios at once.
 
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use wificc_core::api;
+use wificc_core::scenario::Format;
+
+fn format_of(name: &str) -> PyResult<Format> {
+    match name {
+        "json" => Ok(Format::Json),
+        "toml" => Ok(Format::Toml),
+        other => Err(PyValueError::new_err(format!("format: got {other:?}, expected \"json\" or \"toml\""))),
+    }
+}
+
+/// Run a scenario (TOML or JSON text) and return the results as JSON text.
+#[pyfunction]
+#[pyo3(signature = (text, format = "json"))]
+fn run(py: Python<'_>, text: String, format: &str) -> PyResult<String> {
+    let fmt = format_of(format)?;
+    let v = py.allow_threads(|| api::run_text(&text, fmt)).map_err(PyValueError::new_err)?;
+    Ok(v.to_string())
+}
+
+/// Validate a scenario and return it with every default filled in, as JSON text.
+#[pyfunction]
+#[pyo3(signature = (text, format = "json"))]
+fn validate(text: String, format: &str) -> PyResult<String> {
+    let fmt = format_of(format)?;
+    api::validate(&text, fmt).map(|v| v.to_string()).map_err(PyValueError::new_err)
+}
+
+/// The congestion controls with their parameters and defaults, as JSON text.
+#[pyfunction]
+fn cc_list() -> String {
+    api::cc_list().to_string()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(cc_list, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

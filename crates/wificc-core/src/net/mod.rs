@@ -1,4 +1,5 @@
 //! Packets, links, queues.
 
+pub mod link;
 pub mod packet;
 pub mod qdisc;

@@ -86,6 +86,8 @@ pub struct Packet {
     pub truesize: u32,
     /// This segment is a retransmission.
     pub retrans: bool,
+    /// TCP CWR flag: the sender reduced its window in response to ECN-Echo.
+    pub cwr: bool,
     pub ack: AckInfo,
 }
 
@@ -106,6 +108,7 @@ impl Packet {
             ecn: Ecn::NotEct,
             truesize: 0,
             retrans: false,
+            cwr: false,
             ack: AckInfo::default(),
         }
     }

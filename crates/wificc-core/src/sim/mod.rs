@@ -10,6 +10,8 @@
 
 mod queue;
 mod rng;
+mod timer;
 
 pub use queue::{EventQueue, Scheduled};
 pub use rng::{stream_seed, Rng};
+pub use timer::Timer;

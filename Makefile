@@ -1,0 +1,51 @@
+# wificc: `make demo` sets everything up and runs the main job; `make test` runs every test.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+STAMP  := $(VENV)/.deps-stamp
+OUT    ?= results/demo
+
+.PHONY: all setup build demo test test-rust test-python lint bench clean
+
+all: build
+
+$(VENV)/bin/python:
+	./scripts/setup-debian.sh
+	command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(STAMP): $(VENV)/bin/python pyproject.toml
+	$(PIP) install -q "maturin>=1.5,<2" numpy "pandas>=2.1" "pyarrow>=14" "scipy>=1.11" "matplotlib>=3.8" \
+	    "typer>=0.12" "rich>=13" "pytest>=8" "ruff>=0.5" "hypothesis>=6"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# Build the Rust extension in release mode and install the package in the venv (editable).
+build: $(STAMP)
+	$(VENV)/bin/maturin develop --release -q
+
+demo: build
+	$(VENV)/bin/wificc demo --out $(OUT)
+
+test: build test-rust test-python
+
+test-rust:
+	cargo test --release -p wificc-core
+
+test-python:
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	cargo fmt --all -- --check
+	cargo clippy --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python tests
+
+bench: build
+	cargo bench -p wificc-core --bench sim
+	$(VENV)/bin/wificc bench
+
+clean:
+	rm -rf $(VENV) target results

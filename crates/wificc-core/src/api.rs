@@ -1,0 +1,37 @@
+//! Entry points for front ends: scenario text or JSON in, results JSON out. Errors come back as
+//! `field: message` strings, never as panics.
+
+use serde_json::{json, Value};
+
+use crate::cc;
+use crate::scenario::{self, Format, Scenario};
+
+/// Parse and validate a scenario; returns the normalised scenario (all defaults filled) as JSON.
+pub fn validate(text: &str, format: Format) -> Result<Value, String> {
+    let s = Scenario::parse(text, format).map_err(|e| e.to_string())?;
+    serde_json::to_value(&s).map_err(|e| e.to_string())
+}
+
+/// Run a scenario given as text; returns the results as a JSON value.
+pub fn run_text(text: &str, format: Format) -> Result<Value, String> {
+    let s = Scenario::parse(text, format).map_err(|e| e.to_string())?;
+    run(&s)
+}
+
+/// Run a parsed scenario.
+pub fn run(s: &Scenario) -> Result<Value, String> {
+    let result = scenario::run(s).map_err(|e| e.to_string())?;
+    let mut v = serde_json::to_value(&result).map_err(|e| e.to_string())?;
+    v["scenario"] = serde_json::to_value(s).map_err(|e| e.to_string())?;
+    Ok(v)
+}
+
+/// The congestion-control registry: name, summary, source and default parameters of each.
+pub fn cc_list() -> Value {
+    Value::Array(
+        cc::registry::all()
+            .iter()
+            .map(|e| json!({"name": e.name, "summary": e.summary, "source": e.source, "params": (e.defaults)()}))
+            .collect(),
+    )
+}

@@ -1,0 +1,147 @@
+//! A wired link direction: egress qdisc -> serialiser -> propagation delay line.
+//!
+//! The serialiser sends one packet at a time at `rate`, each taking
+//! (IP size + `l2_overhead`) x 8 / rate; the qdisc is only asked for the next packet when the
+//! serialiser is free, so backlog (and any AQM decision) stays in the qdisc, as with a Linux
+//! qdisc in front of a NIC. The delay line is a FIFO of (arrival time, packet): the link keeps at
+//! most one pending event per stage (the current transmission's end, and the head arrival),
+//! whatever the number of packets in flight on the wire. A full-duplex cable is two `Link`s.
+//!
+//! A link on a sending host's NIC reports TX completion (the end of serialisation) for TSQ, as a
+//! wired driver frees the skb on its TX-completion interrupt.
+
+use std::collections::VecDeque;
+
+use super::packet::Packet;
+use super::qdisc::{Qdisc, QdiscStats};
+use crate::metrics::Histogram;
+use crate::units::{tx_time, BitsPerSec, Nanos};
+
+/// Ethernet framing on the wire per packet: preamble + SFD 8, header 14, FCS 4, inter-frame gap
+/// 12 (IEEE 802.3).
+pub const ETHERNET_OVERHEAD: u32 = 38;
+
+pub struct Link {
+    pub name: String,
+    pub rate: BitsPerSec,
+    pub delay: Nanos,
+    pub l2_overhead: u32,
+    /// End of serialisation counts as TX completion for the sender's TSQ.
+    pub reports_tx_completion: bool,
+    qdisc: Box<dyn Qdisc>,
+    sending: Option<Packet>,
+    wire: VecDeque<(Nanos, Packet)>,
+    arrival_pending: bool,
+    /// Per-packet sojourn time in the qdisc (ns), after the warm-up.
+    pub sojourn: Histogram,
+    pub record_from: Nanos,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub busy_time: Nanos,
+    /// `busy_time` at the end of the warm-up.
+    pub busy_at_warmup: Nanos,
+    pub max_backlog: usize,
+}
+
+/// What a link asks its owner to schedule.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Wake {
+    /// Serialisation of the current packet ends.
+    pub tx_done: Option<Nanos>,
+    /// The head of the delay line arrives.
+    pub arrival: Option<Nanos>,
+}
+
+impl Link {
+    pub fn new(name: impl Into<String>, rate: BitsPerSec, delay: Nanos, l2_overhead: u32, qdisc: Box<dyn Qdisc>) -> Self {
+        Link {
+            name: name.into(),
+            rate,
+            delay,
+            l2_overhead,
+            reports_tx_completion: false,
+            qdisc,
+            sending: None,
+            wire: VecDeque::new(),
+            arrival_pending: false,
+            sojourn: Histogram::default(),
+            record_from: 0,
+            tx_packets: 0,
+            tx_bytes: 0,
+            busy_time: 0,
+            busy_at_warmup: 0,
+            max_backlog: 0,
+        }
+    }
+
+    /// A packet arrives at the link's queue.
+    pub fn accept(&mut self, mut pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) -> Wake {
+        pkt.enqueued = now;
+        self.qdisc.enqueue(pkt, now, dropped);
+        self.max_backlog = self.max_backlog.max(self.qdisc.len());
+        Wake { tx_done: self.start_next(now, dropped), arrival: None }
+    }
+
+    fn start_next(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Nanos> {
+        if self.sending.is_some() {
+            return None;
+        }
+        let pkt = self.qdisc.dequeue(now, dropped)?;
+        if now >= self.record_from {
+            self.sojourn.record(now - pkt.enqueued);
+        }
+        let dur = tx_time((pkt.size + self.l2_overhead) as u64, self.rate);
+        self.busy_time += dur;
+        self.sending = Some(pkt);
+        Some(now + dur)
+    }
+
+    /// Serialisation of the current packet ended at `now`. Returns the packet (for TX-completion
+    /// reporting; it is already on the wire) and what to schedule next.
+    pub fn tx_done(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> (Option<Packet>, Wake) {
+        let Some(pkt) = self.sending.take() else {
+            return (None, Wake::default());
+        };
+        self.tx_packets += 1;
+        self.tx_bytes += pkt.size as u64;
+        self.wire.push_back((now + self.delay, pkt));
+        let arrival = if self.arrival_pending {
+            None
+        } else {
+            self.arrival_pending = true;
+            Some(now + self.delay)
+        };
+        (Some(pkt), Wake { tx_done: self.start_next(now, dropped), arrival })
+    }
+
+    /// The head of the delay line is due: move every packet due by `now` to `out`, and return
+    /// when the next one is due.
+    pub fn arrive(&mut self, now: Nanos, out: &mut VecDeque<Packet>) -> Option<Nanos> {
+        while let Some(&(t, pkt)) = self.wire.front() {
+            if t > now {
+                return Some(t);
+            }
+            self.wire.pop_front();
+            out.push_back(pkt);
+        }
+        self.arrival_pending = false;
+        None
+    }
+
+    /// Time spent transmitting since the warm-up.
+    pub fn busy_after_warmup(&self) -> Nanos {
+        self.busy_time - self.busy_at_warmup
+    }
+
+    pub fn backlog_packets(&self) -> usize {
+        self.qdisc.len()
+    }
+
+    pub fn backlog_bytes(&self) -> u64 {
+        self.qdisc.bytes()
+    }
+
+    pub fn qdisc_stats(&self) -> QdiscStats {
+        self.qdisc.stats()
+    }
+}

@@ -1,0 +1,284 @@
+//! The TCP receiver: cumulative ACK, SACK blocks, delayed ACK and ECN echo, as Linux
+//! `tcp_input.c` (`tcp_data_queue`, `__tcp_ack_snd_check`, `tcp_sack_new_ofo_skb`).
+//!
+//! In-order data advances `rcv_nxt` (and pulls any out-of-order segments that become
+//! contiguous). An ACK goes out at once when: more than one full segment is unacknowledged
+//! (ACK every 2 segments), the connection is in quick-ACK mode (the first
+//! `TCP_MAX_QUICKACKS` = 16 segments), a segment arrives out of order, or it fills a hole;
+//! otherwise the delayed-ACK timer (`TCP_DELACK_MIN`, 40 ms) is armed. SACK blocks (at most 3
+//! with timestamps, RFC 2018) list the most recently changed block first. ECN: in classic mode
+//! (RFC 3168) ECE is set on every ACK from a CE mark until a CWR arrives; in DCTCP mode ECE mirrors
+//! the CE mark of the data being acknowledged, and a change of CE state sends the delayed ACK for
+//! the previous state at once (RFC 8257 section 3.2).
+
+use std::collections::BTreeMap;
+
+use crate::net::packet::{AckInfo, Ecn, Kind, Packet, SackBlock, TCP_IP_HEADER};
+use crate::sim::Timer;
+use crate::units::{Nanos, NSEC_PER_MSEC};
+
+/// `TCP_MAX_QUICKACKS`.
+pub const MAX_QUICKACKS: u32 = 16;
+/// `TCP_DELACK_MIN` (HZ/25).
+pub const DELACK: Nanos = 40 * NSEC_PER_MSEC;
+
+/// How the receiver echoes congestion experienced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EcnEcho {
+    #[default]
+    Classic,
+    Dctcp,
+}
+
+pub struct TcpReceiver {
+    pub id: u32,
+    /// Route the ACKs take back to the sender.
+    pub route: u32,
+    pub dscp: u8,
+    pub rcv_nxt: u64,
+    /// Out-of-order segments: seq -> payload.
+    ooo: BTreeMap<u64, u32>,
+    /// SACK blocks, most recently changed first.
+    sacks: Vec<SackBlock>,
+    unacked: u32,
+    quickacks: u32,
+    ts_recent: Nanos,
+    ecn: EcnEcho,
+    ece: bool,
+    ce_state: bool,
+    delack: Timer,
+    pub delayed_ack_enabled: bool,
+    /// In-order payload bytes delivered to the application.
+    pub delivered_bytes: u64,
+    pub acks_sent: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(id: u32, route: u32, dscp: u8, ecn: EcnEcho) -> Self {
+        TcpReceiver {
+            id,
+            route,
+            dscp,
+            rcv_nxt: 0,
+            ooo: BTreeMap::new(),
+            sacks: Vec::with_capacity(4),
+            unacked: 0,
+            quickacks: MAX_QUICKACKS,
+            ts_recent: 0,
+            ecn,
+            ece: false,
+            ce_state: false,
+            delack: Timer::default(),
+            delayed_ack_enabled: true,
+            delivered_bytes: 0,
+            acks_sent: 0,
+        }
+    }
+
+    /// A data segment arrived. ACKs to send go to `acks`; a delayed-ACK timer to schedule is
+    /// returned.
+    pub fn on_data(&mut self, pkt: &Packet, now: Nanos, acks: &mut Vec<Packet>) -> Option<Nanos> {
+        let ce = pkt.ecn == Ecn::Ce;
+        if self.ecn == EcnEcho::Dctcp && ce != self.ce_state {
+            // Flush the pending delayed ACK with the old CE state first.
+            if self.unacked > 0 {
+                self.send_ack(now, false, acks);
+            }
+            self.ce_state = ce;
+        }
+        if pkt.cwr {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+        }
+        let had_holes = !self.ooo.is_empty();
+        let mut immediate = false;
+        if pkt.seq == self.rcv_nxt {
+            self.ts_recent = pkt.sent;
+            self.rcv_nxt += 1;
+            self.delivered_bytes += pkt.payload as u64;
+            while let Some(p) = self.ooo.remove(&self.rcv_nxt) {
+                self.rcv_nxt += 1;
+                self.delivered_bytes += p as u64;
+            }
+            if had_holes {
+                immediate = true; // a hole was filled
+                self.sacks.retain(|b| b.end > self.rcv_nxt);
+            }
+        } else if pkt.seq > self.rcv_nxt {
+            if self.ooo.insert(pkt.seq, pkt.payload).is_none() {
+                self.add_sack(pkt.seq);
+            }
+            immediate = true;
+        } else {
+            immediate = true; // duplicate: ACK at once (DSACK not modelled)
+        }
+        self.unacked += 1;
+        if self.quickacks > 0 {
+            self.quickacks -= 1;
+            immediate = true;
+        }
+        if immediate || self.unacked >= 2 || !self.delayed_ack_enabled {
+            self.send_ack(now, false, acks);
+            return None;
+        }
+        self.delack.arm(now + DELACK)
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack_timer(&mut self, now: Nanos, acks: &mut Vec<Packet>) -> Option<Nanos> {
+        let (expired, again) = self.delack.fire(now);
+        if expired && self.unacked > 0 {
+            self.send_ack(now, true, acks);
+        }
+        again
+    }
+
+    /// `tcp_sack_new_ofo_skb`: extend or create the block holding `seq` and move it to front.
+    fn add_sack(&mut self, seq: u64) {
+        let mut start = seq;
+        let mut end = seq + 1;
+        // Merge with neighbours present in the out-of-order queue.
+        while start > self.rcv_nxt && self.ooo.contains_key(&(start - 1)) {
+            start -= 1;
+        }
+        while self.ooo.contains_key(&end) {
+            end += 1;
+        }
+        self.sacks.retain(|b| b.end < start || b.start > end);
+        self.sacks.insert(0, SackBlock { start, end });
+        self.sacks.truncate(4);
+    }
+
+    fn send_ack(&mut self, now: Nanos, delayed: bool, acks: &mut Vec<Packet>) {
+        let nsack = self.sacks.len().min(3);
+        let mut info = AckInfo {
+            cum: self.rcv_nxt,
+            nsack: nsack as u8,
+            ece: match self.ecn {
+                EcnEcho::Classic => self.ece,
+                EcnEcho::Dctcp => self.ce_state,
+            },
+            tsecr: self.ts_recent,
+            delayed,
+            ..AckInfo::default()
+        };
+        info.sack[..nsack].copy_from_slice(&self.sacks[..nsack]);
+        // Options: timestamps are in TCP_IP_HEADER; SACK adds 2 + 8 per block, padded to 4.
+        let sack_bytes = if nsack > 0 { (2 + 8 * nsack as u32).div_ceil(4) * 4 } else { 0 };
+        let mut p = Packet::new(Kind::Ack, self.id, self.route, TCP_IP_HEADER + sack_bytes, now);
+        p.dscp = self.dscp;
+        p.ack = info;
+        acks.push(p);
+        self.unacked = 0;
+        self.acks_sent += 1;
+        self.delack.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(seq: u64) -> Packet {
+        let mut p = Packet::new(Kind::Data, 0, 0, 1500, 0);
+        p.seq = seq;
+        p.payload = 1448;
+        p
+    }
+
+    fn rx() -> TcpReceiver {
+        let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Classic);
+        r.quickacks = 0;
+        r
+    }
+
+    #[test]
+    fn acks_every_second_segment_and_delays_a_lone_one() {
+        let mut r = rx();
+        let mut acks = vec![];
+        assert_eq!(r.on_data(&data(0), 1000, &mut acks), Some(1000 + DELACK));
+        assert!(acks.is_empty());
+        assert_eq!(r.on_data(&data(1), 2000, &mut acks), None);
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].ack.cum, 2);
+        // A third segment waits. The first timer event (still pending at 1000 + DELACK) is
+        // reused: it fires early and re-schedules itself at the new deadline, which sends the
+        // ACK with the delayed flag.
+        assert_eq!(r.on_data(&data(2), 3000, &mut acks), None);
+        assert_eq!(r.on_delack_timer(1000 + DELACK, &mut acks), Some(3000 + DELACK));
+        assert_eq!(acks.len(), 1);
+        assert_eq!(r.on_delack_timer(3000 + DELACK, &mut acks), None);
+        assert_eq!((acks.len(), acks[1].ack.cum, acks[1].ack.delayed), (2, 3, true));
+    }
+
+    #[test]
+    fn quickack_at_start() {
+        let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Classic);
+        let mut acks = vec![];
+        for s in 0..MAX_QUICKACKS as u64 {
+            r.on_data(&data(s), s, &mut acks);
+        }
+        assert_eq!(acks.len(), MAX_QUICKACKS as usize);
+        r.on_data(&data(16), 100, &mut acks);
+        assert_eq!(acks.len(), MAX_QUICKACKS as usize, "17th segment is delayed");
+    }
+
+    #[test]
+    fn out_of_order_gets_immediate_sack_most_recent_first() {
+        let mut r = rx();
+        let mut acks = vec![];
+        r.on_data(&data(0), 0, &mut acks);
+        r.on_data(&data(2), 1, &mut acks); // hole at 1
+        r.on_data(&data(5), 2, &mut acks); // hole at 3,4
+        r.on_data(&data(3), 3, &mut acks); // extends block [2,4)
+        let last = acks.last().unwrap().ack;
+        assert_eq!(last.cum, 1);
+        assert_eq!(last.nsack, 2);
+        assert_eq!(last.sack[0], SackBlock { start: 2, end: 4 });
+        assert_eq!(last.sack[1], SackBlock { start: 5, end: 6 });
+        // Filling the first hole: cum jumps to 4, remaining block [5,6), immediate ACK.
+        let n = acks.len();
+        r.on_data(&data(1), 4, &mut acks);
+        assert_eq!(acks.len(), n + 1);
+        let last = acks.last().unwrap().ack;
+        assert_eq!((last.cum, last.nsack), (4, 1));
+        assert_eq!(last.sack[0], SackBlock { start: 5, end: 6 });
+        assert_eq!(r.delivered_bytes, 4 * 1448);
+    }
+
+    #[test]
+    fn classic_ecn_echo_until_cwr() {
+        let mut r = rx();
+        let mut acks = vec![];
+        let mut ce = data(0);
+        ce.ecn = Ecn::Ce;
+        r.on_data(&ce, 0, &mut acks);
+        r.on_data(&data(1), 1, &mut acks);
+        assert!(acks[0].ack.ece);
+        let mut cwr = data(2);
+        cwr.cwr = true;
+        r.on_data(&cwr, 2, &mut acks);
+        r.on_data(&data(3), 3, &mut acks);
+        assert!(!acks[1].ack.ece);
+    }
+
+    #[test]
+    fn dctcp_echo_flushes_on_ce_change() {
+        let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Dctcp);
+        r.quickacks = 0;
+        let mut acks = vec![];
+        r.on_data(&data(0), 0, &mut acks); // delayed, CE state 0
+        let mut ce = data(1);
+        ce.ecn = Ecn::Ce;
+        r.on_data(&ce, 1, &mut acks);
+        // First an ACK for seq 0 without ECE, then (after seg 1 alone) nothing yet.
+        assert_eq!(acks.len(), 1);
+        assert_eq!((acks[0].ack.cum, acks[0].ack.ece), (1, false));
+        let mut ce2 = data(2);
+        ce2.ecn = Ecn::Ce;
+        r.on_data(&ce2, 2, &mut acks);
+        assert_eq!((acks[1].ack.cum, acks[1].ack.ece), (3, true));
+    }
+}

@@ -1,0 +1,1071 @@
+//! The TCP sender: Linux's output engine and ACK processing for one connection.
+//!
+//! Output (`write_xmit`, after `tcp_write_xmit` and `tcp_xmit_retransmit_queue`) runs on
+//! application data, ACK arrival, the pacing timer and TSQ completion. Lost segments are
+//! retransmitted first, then new data, one skb at a time. Before each skb: stop if pacing is
+//! enforced and its earliest departure time (EDT, `tcp_wstamp_ns`) is in the future (arm the
+//! pacing timer); stop if packets in flight >= cwnd; size the skb (TSO autosizing from the
+//! pacing rate, at most half the cwnd, at least the CCA's `min_tso_segs`); stop if TSQ says too
+//! much of this socket is queued below TCP; send. After an skb of L bytes,
+//! `tcp_wstamp_ns = max(now, tcp_wstamp_ns) + L / pacing_rate` (less half the credit of a late
+//! timer), as `tcp_update_skb_after_send`.
+//!
+//! ACK processing (`tcp_ack`): SACK blocks and the cumulative ACK update a scoreboard indexed by
+//! segment number (O(1) per segment; no walk over the flight), the RTT estimator
+//! (`tcp_rtt_estimator`, RFC 6298 with Linux's mdev/rttvar and 200 ms floor) and the rate
+//! sampler (`tcp::rate`); RACK (`tcp_recovery.c`) marks segments lost by time, walking only a
+//! send-ordered list of unSACKed segments that stops at the first one sent after the most
+//! recently delivered one; the recovery state machine enters Recovery on loss (ssthresh from the
+//! CCA, PRR `tcp_cwnd_reduction` for CCAs without `cong_control`), CWR on ECN echo, and Loss on
+//! RTO (all outstanding marked lost, cwnd 1, exponential backoff).
+//!
+//! Sequence numbers count segments; each carries `mss` payload bytes except possibly the last
+//! of a finite transfer. Not modelled: TLP (tail loss probes), undo on DSACK or timestamps,
+//! `tcp_tso_should_defer`, cwnd restart after idle, receive-window limits (the receiver never
+//! limits).
+
+use std::collections::VecDeque;
+
+use super::config::{SenderConfig, TsqMode};
+use super::rate::{AckRate, RateSampler};
+use super::rate_sample::{RateSample, TxState};
+use super::sock::{AckSample, CaEvent, CaState, PacingStatus, Sock, CA_ACK_ECE, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
+use crate::cc::CongestionControl;
+use crate::net::packet::{Ecn, Kind, Packet, TCP_IP_HEADER};
+use crate::sim::{Rng, Timer};
+use crate::units::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+/// Retransmitted and not yet known lost again (counted in retrans_out).
+const RETRANS: u8 = 4;
+const EVER_RETRANS: u8 = 8;
+const NIL: u64 = u64::MAX;
+
+/// A segment in flight (sent, not cumulatively ACKed).
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    payload: u32,
+    /// Time of the latest (re)transmission.
+    sent: Nanos,
+    tx: TxState,
+    /// The skb this segment was sent in (TSQ's one-skb exception).
+    skb: u64,
+    flags: u8,
+    /// Neighbours in send-time order (RACK's `tsorted_sent_queue`), by sequence number.
+    ts_prev: u64,
+    ts_next: u64,
+}
+
+/// Timers a sender asks the event loop for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SenderTimer {
+    Pacing,
+    Rto,
+    Reorder,
+}
+
+/// Where a sender's actions go: packets to transmit and timers to schedule.
+pub struct Out<'a> {
+    pub now: Nanos,
+    pub pkts: &'a mut Vec<Packet>,
+    pub timers: &'a mut Vec<(Nanos, SenderTimer)>,
+}
+
+/// Counters for the run summary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SenderStats {
+    pub segs_sent: u64,
+    pub data_bytes_sent: u64,
+    pub retrans: u64,
+    pub rto_count: u64,
+    pub recoveries: u64,
+    pub skbs_sent: u64,
+    pub tsq_throttled: u64,
+    pub max_below_bytes: u64,
+}
+
+pub struct TcpSender {
+    pub id: u32,
+    pub route: u32,
+    pub dscp: u8,
+    pub tp: Sock,
+    pub cc: Box<dyn CongestionControl>,
+    cfg: SenderConfig,
+    rng: Rng,
+    // application
+    /// Bytes the application still has to hand over (None: unlimited).
+    app_remaining: Option<u64>,
+    app_open: bool,
+    started: bool,
+    // scoreboard: segs[i] is segment snd_una + i
+    segs: VecDeque<Seg>,
+    ts_head: u64,
+    ts_tail: u64,
+    /// Lowest sequence that may be lost and not yet retransmitted.
+    rtx_hint: u64,
+    next_skb: u64,
+    prev_sack: [(u64, u64); 3],
+    // rate sampling, RTT
+    pub rate: RateSampler,
+    rttvar_us: u32,
+    mdev_max_us: u32,
+    rtt_seq: u64,
+    rto: Nanos,
+    backoff: u32,
+    min_rtt_stamp: Nanos,
+    // RACK
+    rack_sent: Nanos,
+    rack_end_seq: u64,
+    rack_rtt_us: u64,
+    rack_valid: bool,
+    // recovery
+    prr_delivered: u32,
+    prr_out: u32,
+    cwr_pending: bool,
+    cwnd_usage_seq: u64,
+    // pacing, TSQ
+    wstamp: Nanos,
+    pub below_bytes: u64,
+    pub below_packets: u64,
+    tsq_throttled: bool,
+    timers: [Timer; 3],
+    pub last_rs: RateSample,
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: u32,
+        route: u32,
+        dscp: u8,
+        cfg: SenderConfig,
+        cc: Box<dyn CongestionControl>,
+        rng: Rng,
+        app_bytes: Option<u64>,
+    ) -> Self {
+        let mut tp = Sock::new(cfg.mss, cfg.init_cwnd);
+        tp.pacing_shift = cfg.pacing_shift;
+        tp.pacing_tp = cfg.tp;
+        tp.ecn_ok = cfg.ecn;
+        let rto = cfg.rto_init;
+        TcpSender {
+            id,
+            route,
+            dscp,
+            tp,
+            cc,
+            cfg,
+            rng,
+            app_remaining: app_bytes,
+            app_open: false,
+            started: false,
+            segs: VecDeque::new(),
+            ts_head: NIL,
+            ts_tail: NIL,
+            rtx_hint: NIL,
+            next_skb: 0,
+            prev_sack: [(0, 0); 3],
+            rate: RateSampler::default(),
+            rttvar_us: 0,
+            mdev_max_us: 0,
+            rtt_seq: 0,
+            rto,
+            backoff: 0,
+            min_rtt_stamp: 0,
+            rack_sent: 0,
+            rack_end_seq: 0,
+            rack_rtt_us: 0,
+            rack_valid: false,
+            prr_delivered: 0,
+            prr_out: 0,
+            cwr_pending: false,
+            cwnd_usage_seq: 0,
+            wstamp: 0,
+            below_bytes: 0,
+            below_packets: 0,
+            tsq_throttled: false,
+            timers: [Timer::default(); 3],
+            last_rs: RateSample::default(),
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// Is TCP itself enforcing pacing (`tcp_needs_internal_pacing`, or an `fq` qdisc)?
+    pub fn pacing_enforced(&self) -> bool {
+        self.tp.pacing_status == PacingStatus::Needed || self.cfg.fq_pacing
+    }
+
+    /// The application starts sending: initialise the CCA and send.
+    pub fn start(&mut self, out: &mut Out) {
+        self.tp.now = out.now;
+        if !self.started {
+            self.started = true;
+            if self.cc.wants_pacing() {
+                self.tp.pacing_status = PacingStatus::Needed;
+            }
+            self.tp.snd_cwnd_stamp = out.now;
+            self.cc.init(&mut self.tp, &mut self.rng);
+            if !self.cc.has_cong_control() {
+                self.update_pacing_rate();
+            }
+        }
+        self.app_open = true;
+        self.write_xmit(out);
+    }
+
+    /// The application stops handing over data (flows already in the network drain).
+    pub fn stop(&mut self) {
+        self.app_open = false;
+    }
+
+    /// All data the application handed over has been acknowledged.
+    pub fn is_done(&self) -> bool {
+        !self.has_new_data() && self.segs.is_empty()
+    }
+
+    fn has_new_data(&self) -> bool {
+        self.app_open && self.app_remaining != Some(0)
+    }
+
+    fn seg(&self, seq: u64) -> &Seg {
+        &self.segs[(seq - self.tp.snd_una) as usize]
+    }
+
+    fn seg_mut(&mut self, seq: u64) -> &mut Seg {
+        let i = (seq - self.tp.snd_una) as usize;
+        &mut self.segs[i]
+    }
+
+    fn truesize(&self, payload: u64) -> u64 {
+        payload + self.cfg.skb_overhead as u64
+    }
+
+    // ----- send-time ordered list (RACK) -----
+
+    fn ts_unlink(&mut self, seq: u64) {
+        let (prev, next) = {
+            let s = self.seg(seq);
+            (s.ts_prev, s.ts_next)
+        };
+        if prev == NIL && next == NIL && self.ts_head != seq {
+            return; // not linked
+        }
+        if prev != NIL {
+            self.seg_mut(prev).ts_next = next;
+        } else {
+            self.ts_head = next;
+        }
+        if next != NIL {
+            self.seg_mut(next).ts_prev = prev;
+        } else {
+            self.ts_tail = prev;
+        }
+        let s = self.seg_mut(seq);
+        s.ts_prev = NIL;
+        s.ts_next = NIL;
+    }
+
+    fn ts_push_tail(&mut self, seq: u64) {
+        let tail = self.ts_tail;
+        {
+            let s = self.seg_mut(seq);
+            s.ts_prev = tail;
+            s.ts_next = NIL;
+        }
+        if tail != NIL {
+            self.seg_mut(tail).ts_next = seq;
+        } else {
+            self.ts_head = seq;
+        }
+        self.ts_tail = seq;
+    }
+
+    // ----- timers -----
+
+    fn arm(&mut self, which: SenderTimer, at: Nanos, out: &mut Out) {
+        if let Some(t) = self.timers[which as usize].arm(at) {
+            out.timers.push((t, which));
+        }
+    }
+
+    /// A timer event fired.
+    pub fn on_timer(&mut self, which: SenderTimer, out: &mut Out) {
+        self.tp.now = out.now;
+        let (expired, again) = self.timers[which as usize].fire(out.now);
+        if let Some(t) = again {
+            out.timers.push((t, which));
+        }
+        if !expired {
+            return;
+        }
+        match which {
+            SenderTimer::Pacing => self.write_xmit(out),
+            SenderTimer::Rto => self.retransmit_timeout(out),
+            SenderTimer::Reorder => self.reorder_timeout(out),
+        }
+    }
+
+    /// `tcp_rearm_rto`: the RTO runs from the head segment's last transmission.
+    fn rearm_rto(&mut self, out: &mut Out) {
+        if self.tp.packets_out == 0 {
+            self.timers[SenderTimer::Rto as usize].cancel();
+            return;
+        }
+        let head_sent = self.segs.front().map_or(out.now, |s| s.sent);
+        let at = (head_sent + self.rto).max(out.now + NSEC_PER_USEC);
+        self.arm(SenderTimer::Rto, at, out);
+    }
+
+    // ----- output -----
+
+    /// `tcp_update_pacing_rate` for CCAs that do not set the pacing rate themselves.
+    fn update_pacing_rate(&mut self) {
+        let tp = &mut self.tp;
+        let ratio = if tp.snd_cwnd < tp.snd_ssthresh / 2 {
+            self.cfg.pacing_ss_ratio
+        } else {
+            self.cfg.pacing_ca_ratio
+        } as u128
+            * self.cfg.tp as u128;
+        // mss * ratio% * max(cwnd, packets_out) / srtt, in bytes per second.
+        let mut rate = tp.mss_cache as u128 * ((1_000_000u128 / 100) << 3) * ratio;
+        rate *= tp.snd_cwnd.max(tp.packets_out) as u128;
+        if tp.srtt_us != 0 {
+            rate /= tp.srtt_us as u128;
+        }
+        tp.pacing_rate = rate.min(tp.max_pacing_rate as u128) as u64;
+    }
+
+    /// `tcp_tso_segs` / `tcp_tso_autosize`: segments per skb for the current pacing rate.
+    fn tso_segs(&self) -> u32 {
+        if !self.cfg.offloads {
+            return 1;
+        }
+        let min_tso = self.cc.min_tso_segs(&self.tp).unwrap_or(self.cfg.min_tso_segs);
+        let mut bytes = self.tp.pacing_rate >> self.tp.pacing_shift;
+        if self.cfg.tso_rtt_log > 0 && self.tp.min_rtt_us != u32::MAX {
+            let r = self.tp.min_rtt_us >> self.cfg.tso_rtt_log;
+            if r < 32 {
+                bytes += (self.cfg.gso_max_size >> r) as u64;
+            }
+        }
+        let bytes = bytes.min(self.cfg.gso_max_size as u64);
+        let max_segs = (self.cfg.gso_max_size / self.tp.mss_cache).max(1);
+        ((bytes / self.tp.mss_cache as u64) as u32).max(min_tso).min(max_segs)
+    }
+
+    /// `tcp_small_queue_check`: would sending an skb of `truesize` put too much below TCP?
+    /// `factor` is 1 for retransmissions (the limit is doubled).
+    fn tsq_blocks(&mut self, truesize: u64, segs: u32, factor: u32) -> bool {
+        let over = match self.cfg.tsq {
+            TsqMode::Off => return false,
+            TsqMode::Rate => {
+                let mut limit = (2 * truesize).max(self.tp.pacing_rate >> self.tp.pacing_shift);
+                if !self.pacing_enforced() {
+                    limit = limit.min(self.cfg.limit_output_bytes);
+                }
+                self.below_bytes > limit << factor
+            }
+            TsqMode::StaticPackets(n) => self.below_packets + segs as u64 > (n as u64) << factor,
+            TsqMode::StaticBytes(b) => self.below_bytes + truesize > b << factor,
+        };
+        if !over {
+            return false;
+        }
+        // Always allow a send when at most one skb is unacknowledged (or nothing is below TCP).
+        let single_skb = self.segs.front().is_none_or(|f| f.skb + 1 >= self.next_skb);
+        if single_skb || self.below_packets == 0 {
+            return false;
+        }
+        if !self.tsq_throttled {
+            self.stats.tsq_throttled += 1;
+        }
+        self.tsq_throttled = true;
+        true
+    }
+
+    /// `tcp_pacing_check`: is the next departure in the future? Then arm the pacing timer.
+    fn pacing_blocks(&mut self, out: &mut Out) -> bool {
+        if !self.pacing_enforced() || self.wstamp <= out.now {
+            return false;
+        }
+        let at = self.wstamp;
+        self.arm(SenderTimer::Pacing, at, out);
+        true
+    }
+
+    /// `tcp_cwnd_test`: how many segments the cwnd allows in the next skb.
+    fn cwnd_quota(&self) -> u32 {
+        let in_flight = self.tp.packets_in_flight();
+        let cwnd = self.tp.snd_cwnd;
+        if in_flight >= cwnd {
+            return 0;
+        }
+        (cwnd >> 1).max(1).min(cwnd - in_flight)
+    }
+
+    /// Send what cwnd, pacing and TSQ allow: retransmissions first, then new data.
+    pub fn write_xmit(&mut self, out: &mut Out) {
+        self.tp.now = out.now;
+        let mut sent_any = false;
+        let mut cwnd_limited = false;
+        // Retransmit queue (tcp_xmit_retransmit_queue).
+        while let Some(seq) = self.next_lost() {
+            if self.pacing_blocks(out) {
+                return self.cwnd_validate(sent_any, cwnd_limited);
+            }
+            if self.tp.packets_in_flight() >= self.tp.snd_cwnd {
+                cwnd_limited = true;
+                break;
+            }
+            let payload = self.seg(seq).payload as u64;
+            if self.tsq_blocks(self.truesize(payload), 1, 1) {
+                return self.cwnd_validate(sent_any, cwnd_limited);
+            }
+            self.transmit(seq, 1, true, out);
+            sent_any = true;
+        }
+        // New data (tcp_write_xmit).
+        while self.has_new_data() && !cwnd_limited {
+            if self.pacing_blocks(out) {
+                break;
+            }
+            let quota = self.cwnd_quota();
+            if quota == 0 {
+                cwnd_limited = true;
+                break;
+            }
+            let mut segs = self.tso_segs().min(quota);
+            let bytes_avail = self.app_remaining.unwrap_or(u64::MAX);
+            let segs_avail = bytes_avail.div_ceil(self.tp.mss_cache as u64);
+            segs = segs.min(segs_avail.min(u32::MAX as u64) as u32);
+            let payload = (segs as u64 * self.tp.mss_cache as u64).min(bytes_avail);
+            if self.tsq_blocks(self.truesize(payload), segs, 0) {
+                break;
+            }
+            let seq = self.tp.snd_nxt;
+            self.transmit(seq, segs, false, out);
+            sent_any = true;
+            if self.tp.packets_in_flight() >= self.tp.snd_cwnd {
+                cwnd_limited = true;
+            }
+        }
+        if !self.has_new_data() && self.started {
+            let min_truesize = self.truesize(1);
+            RateSampler::check_app_limited(&mut self.tp, 0, self.below_bytes, min_truesize);
+        }
+        self.cwnd_validate(sent_any, cwnd_limited);
+    }
+
+    /// `tcp_cwnd_validate`: track whether the flow is cwnd-limited (for CCAs' growth).
+    fn cwnd_validate(&mut self, sent_any: bool, cwnd_limited: bool) {
+        if !sent_any && !cwnd_limited {
+            return;
+        }
+        let tp = &mut self.tp;
+        if tp.snd_una >= self.cwnd_usage_seq
+            || cwnd_limited
+            || (!tp.is_cwnd_limited && tp.packets_out > tp.max_packets_out)
+        {
+            tp.is_cwnd_limited = cwnd_limited;
+            tp.max_packets_out = tp.packets_out;
+            self.cwnd_usage_seq = tp.snd_nxt;
+        }
+    }
+
+    /// Lowest segment marked lost and not retransmitted since.
+    fn next_lost(&mut self) -> Option<u64> {
+        if self.tp.lost_out == 0 || self.rtx_hint == NIL {
+            return None;
+        }
+        let mut seq = self.rtx_hint.max(self.tp.snd_una);
+        while seq < self.tp.snd_nxt {
+            let f = self.seg(seq).flags;
+            if f & LOST != 0 && f & (SACKED | RETRANS) == 0 {
+                self.rtx_hint = seq;
+                return Some(seq);
+            }
+            seq += 1;
+        }
+        self.rtx_hint = NIL;
+        None
+    }
+
+    /// Put `segs` segments starting at `seq` on the wire as one skb.
+    fn transmit(&mut self, seq: u64, segs: u32, retrans: bool, out: &mut Out) {
+        let now = out.now;
+        let now_us = now / 1000;
+        if self.tp.packets_in_flight() == 0 {
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+        let skb = self.next_skb;
+        self.next_skb += 1;
+        let in_flight_after = self.tp.packets_in_flight() + segs;
+        let mut skb_bytes = 0u64;
+        let mut payloads = [0u32; 64];
+        for (i, slot) in payloads.iter_mut().enumerate().take(segs as usize) {
+            let s = seq + i as u64;
+            let tx = self.rate.on_sent(&mut self.tp, now_us, in_flight_after);
+            let payload = if retrans {
+                let sg = self.seg_mut(s);
+                sg.flags |= RETRANS | EVER_RETRANS;
+                sg.sent = now;
+                sg.tx = tx;
+                sg.skb = skb;
+                sg.payload
+            } else {
+                let payload = match self.app_remaining.as_mut() {
+                    Some(rem) => {
+                        let p = (*rem).min(self.tp.mss_cache as u64) as u32;
+                        *rem -= p as u64;
+                        p
+                    }
+                    None => self.tp.mss_cache,
+                };
+                self.segs.push_back(Seg {
+                    payload,
+                    sent: now,
+                    tx,
+                    skb,
+                    flags: 0,
+                    ts_prev: NIL,
+                    ts_next: NIL,
+                });
+                self.tp.snd_nxt += 1;
+                self.tp.packets_out += 1;
+                payload
+            };
+            if retrans {
+                self.ts_unlink(s);
+                self.tp.retrans_out += 1;
+                self.stats.retrans += 1;
+            }
+            self.ts_push_tail(s);
+            *slot = payload;
+            skb_bytes += payload as u64;
+        }
+        let truesize = self.truesize(skb_bytes);
+        for (i, &payload) in payloads.iter().enumerate().take(segs as usize) {
+            let mut p = Packet::new(Kind::Data, self.id, self.route, payload + TCP_IP_HEADER, now);
+            p.seq = seq + i as u64;
+            p.payload = payload;
+            p.dscp = self.dscp;
+            p.retrans = retrans;
+            p.ecn = if self.tp.ecn_ok { Ecn::Ect0 } else { Ecn::NotEct };
+            p.cwr = std::mem::take(&mut self.cwr_pending);
+            // The skb's truesize is shared among its segments after GSO segmentation.
+            p.truesize = (truesize / segs as u64) as u32 + u32::from(i == 0) * (truesize % segs as u64) as u32;
+            out.pkts.push(p);
+            self.stats.segs_sent += 1;
+            self.stats.data_bytes_sent += payload as u64;
+        }
+        self.below_bytes += truesize;
+        self.below_packets += segs as u64;
+        self.stats.max_below_bytes = self.stats.max_below_bytes.max(self.below_bytes);
+        self.stats.skbs_sent += 1;
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr_out += segs;
+        }
+        self.tp.lsndtime = now;
+        // EDT: the next skb may leave once this one has been paced out.
+        if self.pacing_enforced() {
+            let rate = self.tp.pacing_rate;
+            let prior = self.wstamp;
+            self.wstamp = self.wstamp.max(now);
+            if rate != 0 && rate != u64::MAX && self.stats.segs_sent >= 10 {
+                let len_ns = (skb_bytes as u128 * NSEC_PER_SEC as u128 / rate as u128) as u64;
+                let credit = self.wstamp - prior.min(self.wstamp);
+                self.wstamp += len_ns - (len_ns / 2).min(credit);
+            }
+        }
+        if !self.timers[SenderTimer::Rto as usize].is_armed() || retrans {
+            self.rearm_rto(out);
+        }
+    }
+
+    /// A packet of this socket left the host (TX completion): release its TSQ charge.
+    pub fn on_tx_complete(&mut self, pkt: &Packet, out: &mut Out) {
+        self.below_bytes = self.below_bytes.saturating_sub(pkt.truesize as u64);
+        self.below_packets = self.below_packets.saturating_sub(1);
+        if self.tsq_throttled {
+            self.tsq_throttled = false;
+            self.write_xmit(out);
+        }
+    }
+
+    // ----- ACK processing -----
+
+    /// `tcp_ack`.
+    pub fn on_ack(&mut self, ack: &Packet, out: &mut Out) {
+        self.tp.now = out.now;
+        let info = ack.ack;
+        if info.cum < self.tp.snd_una || info.cum > self.tp.snd_nxt {
+            return; // old or invalid
+        }
+        let prior_in_flight = self.tp.packets_in_flight();
+        let prior_delivered = self.tp.delivered;
+        let prior_lost = self.tp.lost;
+        let prior_una = self.tp.snd_una;
+        let mut acc = AckRate::default();
+        acc.rs.prior_in_flight = prior_in_flight;
+        let mut newest_acked: Option<Nanos> = None; // ca_rtt source
+        let mut oldest_acked: Option<Nanos> = None; // seq_rtt source
+        let mut newest_sacked: Option<Nanos> = None;
+        let mut oldest_sacked: Option<Nanos> = None;
+        let mut retrans_acked = false;
+
+        // SACK blocks (tcp_sacktag_write_queue), skipping what the previous ACK already covered.
+        for b in info.sack.iter().take(info.nsack as usize) {
+            let start = b.start.max(self.tp.snd_una);
+            let end = b.end.min(self.tp.snd_nxt);
+            let mut seq = start;
+            while seq < end {
+                if let Some(&(_, pe)) = self.prev_sack.iter().find(|(ps, pe)| *ps <= seq && seq < *pe) {
+                    seq = pe;
+                    continue;
+                }
+                let s = *self.seg(seq);
+                if s.flags & SACKED == 0 {
+                    self.sack_one(seq, &s, &mut acc);
+                    if s.flags & EVER_RETRANS == 0 {
+                        newest_sacked = Some(newest_sacked.map_or(s.sent, |t| t.max(s.sent)));
+                        oldest_sacked = Some(oldest_sacked.map_or(s.sent, |t| t.min(s.sent)));
+                    }
+                }
+                seq += 1;
+            }
+        }
+        for (i, b) in info.sack.iter().enumerate() {
+            self.prev_sack[i] = if i < info.nsack as usize { (b.start, b.end) } else { (0, 0) };
+        }
+
+        // Cumulative ACK (tcp_clean_rtx_queue).
+        let mut acked_pkts = 0u32;
+        let mut acked_payload = 0u64;
+        while self.tp.snd_una < info.cum {
+            let seq = self.tp.snd_una;
+            let s = *self.seg(seq);
+            self.ts_unlink(seq);
+            if s.flags & SACKED != 0 {
+                self.tp.sacked_out -= 1;
+            } else {
+                self.rate.on_delivered(&mut acc, &s.tx, seq + 1, s.flags & EVER_RETRANS != 0);
+                self.rack_advance(&s, seq + 1);
+                self.tp.delivered += 1;
+                if info.ece {
+                    self.tp.delivered_ce += 1;
+                }
+                if s.flags & LOST != 0 {
+                    self.tp.lost_out -= 1;
+                }
+                if s.flags & RETRANS != 0 {
+                    self.tp.retrans_out -= 1;
+                }
+                if s.flags & EVER_RETRANS != 0 {
+                    retrans_acked = true;
+                } else {
+                    newest_acked = Some(newest_acked.map_or(s.sent, |t| t.max(s.sent)));
+                    oldest_acked = Some(oldest_acked.map_or(s.sent, |t| t.min(s.sent)));
+                }
+            }
+            self.tp.packets_out -= 1;
+            acked_pkts += 1;
+            acked_payload += s.payload as u64;
+            self.segs.pop_front();
+            self.tp.snd_una += 1;
+        }
+        let una_advanced = self.tp.snd_una > prior_una;
+        let delivered = (self.tp.delivered - prior_delivered) as u32;
+
+        // RTT (tcp_ack_update_rtt): seq RTT from the oldest newly ACKed, falling back to SACK;
+        // the CA RTT (rate sample, min_rtt) from the newest. Timestamps cover retransmissions.
+        let now = out.now;
+        let us = |t: Nanos| ((now - t) / 1000) as i64;
+        let mut seq_rtt = if retrans_acked { None } else { oldest_acked.map(us) };
+        let mut ca_rtt = if retrans_acked { None } else { newest_acked.map(us) };
+        if seq_rtt.is_none() {
+            seq_rtt = oldest_sacked.map(us);
+        }
+        if ca_rtt.is_none() {
+            ca_rtt = newest_sacked.map(us);
+        }
+        if seq_rtt.is_none() && una_advanced && info.tsecr > 0 && info.tsecr <= now {
+            seq_rtt = Some(us(info.tsecr));
+            ca_rtt = seq_rtt;
+        }
+        acc.rs.rtt_us = ca_rtt.unwrap_or(-1);
+        if let (Some(seq_rtt), Some(ca_rtt)) = (seq_rtt, ca_rtt) {
+            self.update_min_rtt(ca_rtt.max(1) as u32, now);
+            self.rtt_estimator(seq_rtt.max(1) as u32);
+            self.tp.last_rtt_us = ca_rtt.max(1) as u32;
+            self.backoff = 0;
+        }
+        if acked_pkts > 0 {
+            let sample = AckSample {
+                pkts_acked: acked_pkts,
+                rtt_us: acc.rs.rtt_us,
+                in_flight: (self.tp.mss_cache as u64 * (self.tp.delivered - acc.rs.prior_delivered.min(self.tp.delivered))) as u32,
+            };
+            self.cc.pkts_acked(&mut self.tp, &sample);
+        }
+        // ACK-delay heuristic (FLAG_ACK_MAYBE_DELAYED): a lone runt segment ACKed.
+        acc.rs.is_ack_delayed = acked_pkts == 1 && acked_payload < self.tp.mss_cache as u64 && delivered == 1;
+        acc.rs.is_ece = info.ece;
+
+        let mut ack_flags = CA_ACK_SLOWPATH;
+        if una_advanced {
+            ack_flags |= CA_ACK_WIN_UPDATE;
+        }
+        if info.ece {
+            ack_flags |= CA_ACK_ECE;
+        }
+        self.cc.in_ack_event(&mut self.tp, ack_flags);
+
+        // Loss detection and the recovery state machine (tcp_fastretrans_alert).
+        let mut reo_timeout = 0;
+        if self.rack_valid {
+            reo_timeout = self.rack_detect_loss(now);
+        }
+        self.recovery_state(info.ece);
+
+        // Rate sample and congestion control (tcp_cong_control).
+        let lost = (self.tp.lost - prior_lost) as u32;
+        let rs = self.rate.gen(&mut self.tp, &acc, delivered, lost);
+        self.last_rs = rs;
+        if self.cc.has_cong_control() {
+            self.cc.cong_control(&mut self.tp, &rs, &mut self.rng);
+        } else {
+            if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+                self.cwnd_reduction(delivered, lost, una_advanced);
+            } else if una_advanced {
+                self.cc.cong_avoid(&mut self.tp, delivered);
+            }
+            self.update_pacing_rate();
+        }
+
+        if reo_timeout > 0 {
+            let at = now + reo_timeout * NSEC_PER_USEC;
+            self.arm(SenderTimer::Reorder, at, out);
+        }
+        if una_advanced {
+            self.rearm_rto(out);
+        }
+        self.write_xmit(out);
+    }
+
+    fn sack_one(&mut self, seq: u64, s: &Seg, acc: &mut AckRate) {
+        self.rate.on_delivered(acc, &s.tx, seq + 1, s.flags & EVER_RETRANS != 0);
+        self.rack_advance(s, seq + 1);
+        self.ts_unlink(seq);
+        let tp = &mut self.tp;
+        if s.flags & LOST != 0 {
+            tp.lost_out -= 1;
+        }
+        if s.flags & RETRANS != 0 {
+            tp.retrans_out -= 1;
+        }
+        tp.sacked_out += 1;
+        tp.delivered += 1;
+        let sg = self.seg_mut(seq);
+        sg.flags = (sg.flags | SACKED) & !(LOST | RETRANS);
+    }
+
+    /// `tcp_rack_advance`: remember the most recently sent delivered segment.
+    fn rack_advance(&mut self, s: &Seg, end_seq: u64) {
+        let rtt_us = (self.tp.now - s.sent) / 1000;
+        if s.flags & EVER_RETRANS != 0 && rtt_us < self.tp.min_rtt_us as u64 {
+            return; // probably the original's ACK: ambiguous
+        }
+        self.rack_valid = true;
+        self.rack_rtt_us = rtt_us;
+        if !self.rack_valid_sent_after(s.sent, end_seq) {
+            return;
+        }
+        self.rack_sent = s.sent;
+        self.rack_end_seq = end_seq;
+    }
+
+    fn rack_valid_sent_after(&self, t: Nanos, end_seq: u64) -> bool {
+        t > self.rack_sent || (t == self.rack_sent && end_seq > self.rack_end_seq)
+    }
+
+    /// `tcp_rack_reo_wnd`: zero once in recovery or past the duplicate-ACK threshold (no
+    /// reordering is ever observed on our paths); else min_rtt/4 capped at srtt.
+    fn rack_reo_wnd_us(&self) -> u64 {
+        if self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= self.cfg.reordering {
+            return 0;
+        }
+        if self.tp.min_rtt_us == u32::MAX {
+            return 0;
+        }
+        ((self.tp.min_rtt_us >> 2) as u64).min(self.tp.srtt() as u64)
+    }
+
+    /// `tcp_rack_detect_loss`: mark lost every segment sent before the most recently delivered
+    /// one and outstanding for longer than rack.rtt + reo_wnd. Returns the reorder timeout (us)
+    /// still to wait for the others (0 if none).
+    fn rack_detect_loss(&mut self, now: Nanos) -> u64 {
+        let reo_wnd = self.rack_reo_wnd_us();
+        let mut timeout = 0u64;
+        let mut seq = self.ts_head;
+        while seq != NIL {
+            let s = *self.seg(seq);
+            let next = s.ts_next;
+            if !(self.rack_sent > s.sent || (self.rack_sent == s.sent && self.rack_end_seq > seq + 1)) {
+                break;
+            }
+            let waited_us = (now - s.sent) / 1000;
+            let deadline = self.rack_rtt_us + reo_wnd;
+            if waited_us >= deadline {
+                self.mark_lost(seq);
+                self.ts_unlink(seq);
+            } else {
+                timeout = timeout.max(deadline - waited_us);
+            }
+            seq = next;
+        }
+        timeout
+    }
+
+    /// `tcp_mark_skb_lost`.
+    fn mark_lost(&mut self, seq: u64) {
+        let s = *self.seg(seq);
+        if s.flags & SACKED != 0 {
+            return;
+        }
+        if s.flags & LOST == 0 {
+            self.tp.lost_out += 1;
+            self.tp.lost += 1;
+        } else if s.flags & RETRANS != 0 {
+            self.tp.lost += 1; // a retransmission lost again
+        }
+        if s.flags & RETRANS != 0 {
+            self.tp.retrans_out -= 1;
+        }
+        let sg = self.seg_mut(seq);
+        sg.flags = (sg.flags | LOST) & !RETRANS;
+        self.rtx_hint = if self.rtx_hint == NIL { seq } else { self.rtx_hint.min(seq) };
+        self.cc.skb_marked_lost(&mut self.tp, &s.tx);
+    }
+
+    fn set_ca_state(&mut self, state: CaState) {
+        if self.tp.ca_state != state {
+            self.cc.set_state(&mut self.tp, state);
+            self.tp.ca_state = state;
+        }
+    }
+
+    /// `tcp_init_cwnd_reduction`.
+    fn init_cwnd_reduction(&mut self) {
+        self.tp.high_seq = self.tp.snd_nxt;
+        self.tp.snd_cwnd_cnt = 0;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+        if self.tp.ecn_ok {
+            self.cwr_pending = true;
+        }
+    }
+
+    /// `tcp_end_cwnd_reduction`.
+    fn end_cwnd_reduction(&mut self) {
+        if !self.cc.has_cong_control() && self.tp.snd_ssthresh < super::sock::TCP_INFINITE_SSTHRESH {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+            self.tp.snd_cwnd_stamp = self.tp.now;
+        }
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+    }
+
+    /// The part of `tcp_fastretrans_alert` that moves between Open, Disorder, CWR, Recovery and
+    /// Loss.
+    fn recovery_state(&mut self, ece: bool) {
+        let tp = &self.tp;
+        match tp.ca_state {
+            CaState::Recovery | CaState::Cwr if tp.snd_una >= tp.high_seq => {
+                self.end_cwnd_reduction();
+                self.set_ca_state(CaState::Open);
+            }
+            CaState::Loss if tp.snd_una >= tp.high_seq => {
+                self.set_ca_state(CaState::Open);
+            }
+            _ => {}
+        }
+        if self.tp.lost_out > 0 && self.tp.ca_state < CaState::Recovery {
+            // tcp_enter_recovery
+            self.tp.prior_ssthresh = 0;
+            if self.tp.ca_state != CaState::Cwr {
+                if !ece {
+                    self.tp.prior_ssthresh = self.tp.snd_ssthresh.max(self.tp.snd_cwnd * 3 / 4);
+                }
+                self.init_cwnd_reduction();
+            }
+            self.stats.recoveries += 1;
+            self.set_ca_state(CaState::Recovery);
+            return;
+        }
+        if ece && self.tp.ecn_ok && self.tp.ca_state < CaState::Cwr && !self.cc.has_cong_control() {
+            // tcp_enter_cwr
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
+            return;
+        }
+        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) {
+            let next = if self.tp.sacked_out > 0 || self.tp.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+            self.set_ca_state(next);
+        }
+    }
+
+    /// `tcp_cwnd_reduction`: Proportional Rate Reduction (RFC 6937).
+    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        if newly_acked_sacked == 0 {
+            return;
+        }
+        let tp = &mut self.tp;
+        self.prr_delivered += newly_acked_sacked;
+        let in_flight = tp.packets_in_flight() as i64;
+        let delta = tp.snd_ssthresh as i64 - in_flight;
+        let mut sndcnt: i64 = if delta < 0 {
+            let dividend = tp.snd_ssthresh as u64 * self.prr_delivered as u64 + tp.prior_cwnd.max(1) as u64 - 1;
+            (dividend / tp.prior_cwnd.max(1) as u64) as i64 - self.prr_out as i64
+        } else {
+            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        tp.set_cwnd((in_flight + sndcnt) as u32);
+    }
+
+    /// `tcp_rtt_estimator` and `tcp_set_rto`.
+    fn rtt_estimator(&mut self, mrtt_us: u32) {
+        let rto_min_us = (self.cfg.rto_min / 1000) as u32;
+        let tp = &mut self.tp;
+        let mut m = mrtt_us as i64;
+        let mut srtt = tp.srtt_us as i64;
+        if srtt != 0 {
+            m -= srtt >> 3;
+            srtt += m;
+            let mut mdev = tp.mdev_us as i64;
+            if m < 0 {
+                m = -m;
+                m -= mdev >> 2;
+                if m > 0 {
+                    m >>= 3;
+                }
+            } else {
+                m -= mdev >> 2;
+            }
+            mdev += m;
+            tp.mdev_us = mdev.max(0) as u32;
+            if tp.mdev_us > self.mdev_max_us {
+                self.mdev_max_us = tp.mdev_us;
+                if self.mdev_max_us > self.rttvar_us {
+                    self.rttvar_us = self.mdev_max_us;
+                }
+            }
+            if tp.snd_una > self.rtt_seq {
+                if self.mdev_max_us < self.rttvar_us {
+                    self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;
+                }
+                self.rtt_seq = tp.snd_nxt;
+                self.mdev_max_us = rto_min_us;
+            }
+        } else {
+            srtt = m << 3;
+            tp.mdev_us = (m << 1) as u32;
+            self.rttvar_us = tp.mdev_us.max(rto_min_us);
+            self.mdev_max_us = self.rttvar_us;
+            self.rtt_seq = tp.snd_nxt;
+        }
+        tp.srtt_us = srtt.max(1) as u32;
+        let rto_us = (tp.srtt_us >> 3) as u64 + self.rttvar_us as u64;
+        self.rto = (rto_us * 1000).min(self.cfg.rto_max);
+    }
+
+    /// `tcp_update_rtt_min`: windowed min over `tcp_min_rtt_wlen` (300 s); a sample older than
+    /// the window is replaced by the current one.
+    fn update_min_rtt(&mut self, rtt_us: u32, now: Nanos) {
+        const WLEN: Nanos = 300 * NSEC_PER_SEC;
+        if rtt_us <= self.tp.min_rtt_us || now - self.min_rtt_stamp > WLEN {
+            self.tp.min_rtt_us = rtt_us;
+            self.min_rtt_stamp = now;
+        }
+    }
+
+    /// Current retransmission timeout with backoff.
+    pub fn rto(&self) -> Nanos {
+        self.rto
+    }
+
+    /// The retransmission timer fired (`tcp_retransmit_timer` / `tcp_enter_loss`).
+    fn retransmit_timeout(&mut self, out: &mut Out) {
+        if self.tp.packets_out == 0 {
+            return;
+        }
+        self.stats.rto_count += 1;
+        let tp = &self.tp;
+        if tp.ca_state <= CaState::Disorder || tp.snd_una >= tp.high_seq || tp.ca_state == CaState::Loss {
+            self.tp.prior_ssthresh = self.tp.snd_ssthresh.max(self.tp.snd_cwnd * 3 / 4);
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        }
+        // tcp_timeout_mark_lost: everything not SACKed is lost; retransmissions too.
+        let mut seq = self.tp.snd_una;
+        while seq < self.tp.snd_nxt {
+            let f = self.seg(seq).flags;
+            if f & SACKED == 0 {
+                self.mark_lost(seq);
+                self.ts_unlink(seq);
+            }
+            seq += 1;
+        }
+        self.tp.snd_cwnd = self.tp.packets_in_flight() + 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.tp.snd_cwnd_stamp = out.now;
+        self.set_ca_state(CaState::Loss);
+        self.tp.high_seq = self.tp.snd_nxt;
+        self.rack_valid = false;
+        self.backoff += 1;
+        self.rto = (self.rto * 2).min(self.cfg.rto_max);
+        // Retransmit the head now, ignoring pacing (tcp_retransmit_skb from the timer).
+        let head = self.tp.snd_una;
+        self.transmit(head, 1, true, out);
+        let at = out.now + self.rto;
+        self.arm(SenderTimer::Rto, at, out);
+    }
+
+    /// The RACK reordering timer fired (`tcp_rack_reo_timeout`).
+    fn reorder_timeout(&mut self, out: &mut Out) {
+        let prior_in_flight = self.tp.packets_in_flight();
+        let timeout = self.rack_detect_loss(out.now);
+        if self.tp.packets_in_flight() != prior_in_flight {
+            if self.tp.ca_state != CaState::Recovery {
+                self.recovery_state(false);
+                if !self.cc.has_cong_control() {
+                    self.cwnd_reduction(1, 0, false);
+                }
+            }
+            self.write_xmit(out);
+        }
+        if timeout > 0 {
+            let at = out.now + timeout * NSEC_PER_USEC;
+            self.arm(SenderTimer::Reorder, at, out);
+        }
+    }
+
+    /// Segments cumulatively acknowledged so far.
+    pub fn segments_acked(&self) -> u64 {
+        self.tp.snd_una
+    }
+
+    /// The delivery rate tcp_info would report (bits per second).
+    pub fn delivery_rate_bps(&self) -> u64 {
+        self.rate.delivery_rate_bytes(self.tp.mss_cache) * 8
+    }
+}

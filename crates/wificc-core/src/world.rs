@@ -1,0 +1,381 @@
+//! The simulated world: components, routes, and the event loop that connects them.
+//!
+//! A packet follows a route: a list of hops, each a link (whose queue accepts it) or an
+//! endpoint (a TCP sender or receiver, a ping responder or its origin). When a link delivers a
+//! packet at the far end, the world hands it to the route's next hop. Endpoints react at once
+//! (an ACK triggers sends; a data segment triggers an ACK), so one event can cascade through
+//! several components within the same nanosecond; that cascade runs in FIFO order from a work
+//! queue, keeping runs deterministic.
+//!
+//! Components own their next event (see `sim`): links schedule the end of the current
+//! transmission and the next arrival, senders their pacing/RTO/reorder timers, receivers their
+//! delayed-ACK timer. The world only dispatches.
+
+use std::collections::VecDeque;
+
+use crate::metrics::results::{FlowSeries, PingSeries, QueueSeries, Recorder};
+use crate::metrics::Histogram;
+use crate::net::link::{Link, Wake};
+use crate::net::packet::{Kind, Packet, ICMP_HEADER, UDP_HEADER};
+use crate::sim::EventQueue;
+use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::sender::{Out, SenderTimer, TcpSender};
+use crate::units::Nanos;
+
+/// One hop of a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hop {
+    Link(u32),
+    /// TCP sender of flow n (ACKs end here).
+    Sender(u32),
+    /// TCP receiver of flow n (data ends here).
+    Receiver(u32),
+    /// Echo responder of ping n: turns a request into a reply on the ping's return route.
+    PingEcho(u32),
+    /// Origin of ping n: a reply ends here.
+    PingOrigin(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    LinkTxDone(u32),
+    LinkArrival(u32),
+    SenderTimer(u32, SenderTimer),
+    DelAck(u32),
+    FlowStart(u32),
+    FlowStop(u32),
+    PingSend(u32),
+    Sample,
+    /// End of the warm-up: snapshot counters that summaries measure from.
+    Warmup,
+}
+
+/// A TCP connection: sender, receiver, and what the summary needs to know about it.
+pub struct Flow {
+    pub name: String,
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    pub start: Nanos,
+    pub stop: Nanos,
+    /// Packets of this flow dropped in queues.
+    pub drops: u64,
+    pub series: FlowSeries,
+    last_delivered: u64,
+    delivered_at_from: u64,
+    delivered_at_stop: Option<u64>,
+}
+
+impl Flow {
+    /// Payload bytes delivered between max(start, warm-up) and the flow's stop.
+    pub fn delivered_in_window(&self) -> u64 {
+        self.delivered_at_stop.unwrap_or(self.receiver.delivered_bytes) - self.delivered_at_from
+    }
+}
+
+/// ICMP or UDP echo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PingKind {
+    Icmp,
+    Udp,
+}
+
+pub struct Ping {
+    pub name: String,
+    pub kind: PingKind,
+    pub dscp: u8,
+    pub route: u32,
+    pub return_route: u32,
+    pub interval: Nanos,
+    pub start: Nanos,
+    pub stop: Nanos,
+    pub sent: u64,
+    pub received: u64,
+    pub rtt: Histogram,
+    pub series: PingSeries,
+}
+
+pub struct World {
+    pub queue: EventQueue<Event>,
+    pub links: Vec<Link>,
+    pub routes: Vec<Vec<Hop>>,
+    pub flows: Vec<Flow>,
+    pub pings: Vec<Ping>,
+    /// Links whose queue series are recorded (the bottlenecks), by link index.
+    pub watched: Vec<(u32, QueueSeries)>,
+    pub step: Nanos,
+    /// Summary statistics (percentiles, goodput) count from this time on.
+    pub warmup: Nanos,
+    work: VecDeque<Packet>,
+    dropped: Vec<Packet>,
+    pkts: Vec<Packet>,
+    timers: Vec<(Nanos, SenderTimer)>,
+    recorder: Recorder,
+}
+
+impl World {
+    pub fn new(step: Nanos, warmup: Nanos) -> Self {
+        World {
+            queue: EventQueue::default(),
+            links: Vec::new(),
+            routes: Vec::new(),
+            flows: Vec::new(),
+            pings: Vec::new(),
+            watched: Vec::new(),
+            step,
+            warmup,
+            work: VecDeque::new(),
+            dropped: Vec::new(),
+            pkts: Vec::new(),
+            timers: Vec::new(),
+            recorder: Recorder::default(),
+        }
+    }
+
+    pub fn add_link(&mut self, mut link: Link) -> u32 {
+        link.record_from = self.warmup;
+        self.links.push(link);
+        (self.links.len() - 1) as u32
+    }
+
+    pub fn add_route(&mut self, hops: Vec<Hop>) -> u32 {
+        self.routes.push(hops);
+        (self.routes.len() - 1) as u32
+    }
+
+    pub fn add_flow(&mut self, name: String, sender: TcpSender, receiver: TcpReceiver, start: Nanos, stop: Nanos) -> u32 {
+        let id = self.flows.len() as u32;
+        self.flows.push(Flow {
+            name,
+            sender,
+            receiver,
+            start,
+            stop,
+            drops: 0,
+            series: FlowSeries::default(),
+            last_delivered: 0,
+            delivered_at_from: 0,
+            delivered_at_stop: None,
+        });
+        self.queue.schedule(start, Event::FlowStart(id));
+        self.queue.schedule(stop, Event::FlowStop(id));
+        id
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_ping(&mut self, name: String, kind: PingKind, dscp: u8, route: u32, return_route: u32, interval: Nanos, start: Nanos, stop: Nanos) -> u32 {
+        let id = self.pings.len() as u32;
+        self.pings.push(Ping {
+            name,
+            kind,
+            dscp,
+            route,
+            return_route,
+            interval,
+            start,
+            stop,
+            sent: 0,
+            received: 0,
+            rtt: Histogram::default(),
+            series: PingSeries::default(),
+        });
+        self.queue.schedule(start, Event::PingSend(id));
+        id
+    }
+
+    pub fn watch(&mut self, link: u32) {
+        self.watched.push((link, QueueSeries::default()));
+    }
+
+    /// Run until simulated time `until`.
+    pub fn run(&mut self, until: Nanos) {
+        if self.queue.processed() == 0 {
+            if self.step > 0 {
+                self.queue.schedule(self.step, Event::Sample);
+            }
+            if self.warmup > 0 {
+                self.queue.schedule(self.warmup, Event::Warmup);
+            }
+        }
+        while let Some(ev) = self.queue.pop_until(until) {
+            self.dispatch(ev.event);
+        }
+        self.queue.advance_to(until);
+    }
+
+    fn now(&self) -> Nanos {
+        self.queue.now()
+    }
+
+    fn schedule_wake(&mut self, id: u32, wake: Wake) {
+        if let Some(t) = wake.tx_done {
+            self.queue.schedule(t, Event::LinkTxDone(id));
+        }
+        if let Some(t) = wake.arrival {
+            self.queue.schedule(t, Event::LinkArrival(id));
+        }
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        let now = self.now();
+        match ev {
+            Event::LinkTxDone(id) => {
+                let link = &mut self.links[id as usize];
+                let (pkt, wake) = link.tx_done(now, &mut self.dropped);
+                let reports = link.reports_tx_completion;
+                self.schedule_wake(id, wake);
+                if let Some(p) = pkt.filter(|p| reports && p.kind == Kind::Data && p.truesize > 0) {
+                    self.with_sender(p.flow, |s, out| s.on_tx_complete(&p, out));
+                }
+                self.handle_drops(id);
+            }
+            Event::LinkArrival(id) => {
+                let mut arrived = std::mem::take(&mut self.work);
+                if let Some(t) = self.links[id as usize].arrive(now, &mut arrived) {
+                    self.queue.schedule(t, Event::LinkArrival(id));
+                }
+                self.work = arrived;
+            }
+            Event::SenderTimer(f, which) => self.with_sender(f, |s, out| s.on_timer(which, out)),
+            Event::DelAck(f) => {
+                let flow = &mut self.flows[f as usize];
+                if let Some(t) = flow.receiver.on_delack_timer(now, &mut self.pkts) {
+                    self.queue.schedule(t, Event::DelAck(f));
+                }
+                self.work.extend(self.pkts.drain(..));
+            }
+            Event::FlowStart(f) => self.with_sender(f, |s, out| s.start(out)),
+            Event::FlowStop(f) => {
+                let flow = &mut self.flows[f as usize];
+                flow.sender.stop();
+                flow.delivered_at_stop = Some(flow.receiver.delivered_bytes);
+            }
+            Event::Warmup => {
+                for flow in &mut self.flows {
+                    if flow.start < now {
+                        flow.delivered_at_from = flow.receiver.delivered_bytes;
+                    }
+                }
+                for link in &mut self.links {
+                    link.busy_at_warmup = link.busy_time;
+                }
+            }
+            Event::PingSend(p) => self.send_ping(p),
+            Event::Sample => {
+                self.sample();
+                self.queue.schedule(now + self.step, Event::Sample);
+            }
+        }
+        self.forward_all();
+    }
+
+    /// Run `f` on flow `id`'s sender with an output context, then queue what it produced.
+    fn with_sender(&mut self, id: u32, f: impl FnOnce(&mut TcpSender, &mut Out)) {
+        let now = self.now();
+        let flow = &mut self.flows[id as usize];
+        let mut out = Out { now, pkts: &mut self.pkts, timers: &mut self.timers };
+        f(&mut flow.sender, &mut out);
+        for (t, which) in self.timers.drain(..) {
+            self.queue.schedule(t, Event::SenderTimer(id, which));
+        }
+        self.work.extend(self.pkts.drain(..));
+    }
+
+    fn send_ping(&mut self, id: u32) {
+        let now = self.now();
+        let ping = &mut self.pings[id as usize];
+        if now >= ping.stop {
+            return;
+        }
+        let size = match ping.kind {
+            PingKind::Icmp => ICMP_HEADER + 56, // ping's default 56 data bytes
+            PingKind::Udp => UDP_HEADER + 48,
+        };
+        let mut p = Packet::new(Kind::PingRequest, id, ping.route, size, now);
+        p.seq = ping.sent;
+        p.dscp = ping.dscp;
+        ping.sent += 1;
+        self.queue.schedule(now + ping.interval, Event::PingSend(id));
+        self.work.push_back(p);
+    }
+
+    /// Move every packet in the work queue to its next hop until the cascade settles.
+    fn forward_all(&mut self) {
+        while let Some(mut pkt) = self.work.pop_front() {
+            let now = self.now();
+            let hop = self.routes[pkt.route as usize][pkt.hop as usize];
+            pkt.hop += 1;
+            match hop {
+                Hop::Link(l) => {
+                    let wake = self.links[l as usize].accept(pkt, now, &mut self.dropped);
+                    self.schedule_wake(l, wake);
+                    self.handle_drops(l);
+                }
+                Hop::Receiver(f) => {
+                    let flow = &mut self.flows[f as usize];
+                    if let Some(t) = flow.receiver.on_data(&pkt, now, &mut self.pkts) {
+                        self.queue.schedule(t, Event::DelAck(f));
+                    }
+                    self.work.extend(self.pkts.drain(..));
+                }
+                Hop::Sender(f) => self.with_sender(f, |s, out| s.on_ack(&pkt, out)),
+                Hop::PingEcho(p) => {
+                    let mut reply = pkt;
+                    reply.kind = Kind::PingReply;
+                    reply.route = self.pings[p as usize].return_route;
+                    reply.hop = 0;
+                    self.work.push_back(reply);
+                }
+                Hop::PingOrigin(p) => {
+                    let ping = &mut self.pings[p as usize];
+                    ping.received += 1;
+                    let rtt = now - pkt.sent;
+                    if pkt.sent >= self.warmup {
+                        ping.rtt.record(rtt);
+                    }
+                    ping.series.push(pkt.sent, rtt);
+                }
+            }
+        }
+    }
+
+    /// Account packets a queue dropped; a drop at the sender's own NIC frees its TSQ charge.
+    fn handle_drops(&mut self, link: u32) {
+        if self.dropped.is_empty() {
+            return;
+        }
+        let reports = self.links[link as usize].reports_tx_completion;
+        let dropped = std::mem::take(&mut self.dropped);
+        for p in &dropped {
+            if matches!(p.kind, Kind::Data | Kind::Ack) {
+                self.flows[p.flow as usize].drops += 1;
+            }
+            if reports && p.kind == Kind::Data && p.truesize > 0 {
+                self.with_sender(p.flow, |s, out| s.on_tx_complete(p, out));
+            }
+        }
+        self.dropped = dropped;
+        self.dropped.clear();
+    }
+
+    fn sample(&mut self) {
+        let now = self.now();
+        let step = self.step;
+        for flow in &mut self.flows {
+            let delivered = flow.receiver.delivered_bytes;
+            let goodput_bps = (delivered - flow.last_delivered) as f64 * 8.0 * 1e9 / step as f64;
+            flow.last_delivered = delivered;
+            let active = now > flow.start && now <= flow.stop + step;
+            if active {
+                self.recorder.flow(&mut flow.series, now, goodput_bps, &flow.sender);
+            }
+        }
+        for (l, s) in &mut self.watched {
+            let link = &self.links[*l as usize];
+            s.push(now, link.backlog_packets() as u64, link.backlog_bytes(), link.qdisc_stats().dropped);
+        }
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.queue.processed()
+    }
+}

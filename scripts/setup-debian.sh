@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Debian packages wificc needs beyond Python and Rust: a C toolchain for the Rust build and
+# iproute2 for the emulator. Idempotent; skipped when everything is present or when not root.
+set -euo pipefail
+pkgs=(build-essential pkg-config iproute2)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "setup-debian: missing ${missing[*]}; run as root: apt-get install ${missing[*]}" >&2
+    exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}"
