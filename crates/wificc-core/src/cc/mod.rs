@@ -12,6 +12,7 @@
 
 pub mod registry;
 pub mod reno;
+pub mod vegas;
 
 use crate::sim::Rng;
 use crate::tcp::rate_sample::{RateSample, TxState};
