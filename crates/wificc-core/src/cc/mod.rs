@@ -13,6 +13,7 @@
 pub mod registry;
 pub mod reno;
 pub mod vegas;
+pub mod yeah;
 
 use crate::sim::Rng;
 use crate::tcp::rate_sample::{RateSample, TxState};

@@ -138,7 +138,7 @@ impl VegasState {
         if sample.rtt_us < 0 {
             return;
         }
-        let vrtt = u32::try_from(sample.rtt_us + 1).unwrap_or(u32::MAX);
+        let vrtt = u32::try_from(sample.rtt_us.saturating_add(1)).unwrap_or(u32::MAX);
         self.base_rtt_us = self.base_rtt_us.min(vrtt);
         self.min_rtt_us = self.min_rtt_us.min(vrtt);
         self.cnt_rtt += 1;
