@@ -392,6 +392,9 @@ mod tests {
         // Round 3: minRTT 11500; diff = 20 * 1500 / 10000 = 3, inside [2, 4]: hold.
         round(&mut cc, &mut tp, &[11_499; 4], 1);
         assert_eq!((tp.snd_cwnd, cc.last_diff), (20, Some(3)));
+        // minRTT 12000; diff = 20 * 2000 / 10000 = 4 = beta: hold.
+        round(&mut cc, &mut tp, &[11_999; 3], 1);
+        assert_eq!((tp.snd_cwnd, cc.last_diff), (20, Some(4)));
         // Round 4: minRTT 11000; diff = 20 * 1000 / 10000 = 2 = alpha: still hold.
         round(&mut cc, &mut tp, &[10_999; 3], 1);
         assert_eq!((tp.snd_cwnd, cc.last_diff), (20, Some(2)));

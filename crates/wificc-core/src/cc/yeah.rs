@@ -373,6 +373,23 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_of_exactly_alpha_is_not_decongested() {
+        let mut tp = sock(480);
+        let mut cc = yeah(&mut tp);
+        // queue = 480 * 2000 / 12000 = 80, not above alpha: slow mode (delay 2000 > 1250) only.
+        round(&mut cc, &mut tp, 10_000, 12_000);
+        assert_eq!((tp.snd_cwnd, cc.last_q, cc.doing_reno_now), (480, 80, 1));
+        // queue = 720 * 1250 / 11250 = 80 with a delay of 1250 <= 10000 / 8: stays fast.
+        let mut tp = sock(720);
+        let mut cc = yeah(&mut tp);
+        round(&mut cc, &mut tp, 10_000, 11_250);
+        assert_eq!(
+            (tp.snd_cwnd, cc.last_q, cc.doing_reno_now, cc.fast_count),
+            (720, 80, 0, 1)
+        );
+    }
+
+    #[test]
     fn decongestion_stops_at_reno_count() {
         let mut tp = sock(150);
         let mut cc = yeah(&mut tp);
