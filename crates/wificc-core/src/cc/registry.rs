@@ -66,6 +66,7 @@ static ENTRIES: &[CcInfo] = &[
     // registry-entries (one line per algorithm, keep this marker)
     super::vegas::INFO,
     super::yeah::INFO,
+    super::nv::INFO,
 ];
 
 /// Names of all registered algorithms.
