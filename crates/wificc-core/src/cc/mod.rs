@@ -10,8 +10,11 @@
 //! Each algorithm lives in its own file with a `Params` struct (serde, documented defaults);
 //! [`registry`] maps names to constructors.
 
+pub mod nv;
 pub mod registry;
 pub mod reno;
+pub mod vegas;
+pub mod yeah;
 
 use crate::sim::Rng;
 use crate::tcp::rate_sample::{RateSample, TxState};

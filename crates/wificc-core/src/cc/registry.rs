@@ -64,6 +64,9 @@ pub fn all() -> &'static [CcInfo] {
 static ENTRIES: &[CcInfo] = &[
     super::reno::INFO,
     // registry-entries (one line per algorithm, keep this marker)
+    super::vegas::INFO,
+    super::yeah::INFO,
+    super::nv::INFO,
 ];
 
 /// Names of all registered algorithms.

@@ -52,6 +52,9 @@ pub struct AckSample {
     pub pkts_acked: u32,
     /// RTT of this ACK in microseconds, or negative when there is no valid sample.
     pub rtt_us: i64,
+    /// Bytes delivered between the send of the packet the RTT sample comes from and this ACK, as
+    /// Linux fills it: `mss_cache * (delivered - rs.prior_delivered)` (tcp_clean_rtx_queue).
+    /// TCP-NV divides it by the RTT to get a delivery rate.
     pub in_flight: u32,
 }
 
