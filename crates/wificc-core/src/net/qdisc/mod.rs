@@ -25,6 +25,7 @@
 
 pub mod codel;
 pub mod fifo;
+pub mod fq_codel;
 pub mod pfifo_fast;
 
 use std::collections::VecDeque;
@@ -34,6 +35,7 @@ use crate::units::{Bytes, Nanos};
 
 pub use codel::{Codel, CodelParams, CodelSource, CodelStats, CodelVars, ControlLaw};
 pub use fifo::{Fifo, FifoLimit};
+pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pfifo_fast::PfifoFast;
 
 /// Counters every qdisc keeps. They satisfy `enqueued = dequeued + dropped + len()` at all
