@@ -7,16 +7,49 @@
 //! count them and release their TSQ charge (a drop in Linux frees the skb, which runs
 //! `tcp_wfree`). Callers stamp `Packet::enqueued` before `enqueue`; sojourn time is
 //! `now - enqueued` at dequeue.
+//!
+//! The disciplines, each in its own file with its source:
+//! - [`fifo`]: pfifo / bfifo tail drop (Linux sch_fifo.c) and head drop (Linux pfifo_head_drop,
+//!   Mahimahi `drophead`);
+//! - [`pfifo_fast`]: the three-band default qdisc of Linux (sch_generic.c);
+//! - [`codel`]: CoDel (RFC 8289, Linux codel.h / codel_impl.h / sch_codel.c), whose state
+//!   machine [`CodelVars`] is shared with fq_codel and the Wi-Fi TXQs;
+//! - [`fq_codel`]: FQ-CoDel (RFC 8290, Linux sch_fq_codel.c);
+//! - [`pie`]: PIE (RFC 8033, Linux sch_pie.c);
+//! - [`ecn_step`]: DCTCP-style step marking at K packets;
+//! - [`spec`]: the scenario-facing configuration that builds any of them.
+//!
+//! Every queue is a ring ([`PacketQueue`], a `VecDeque`) that stops allocating once it has
+//! reached its largest occupancy, and every qdisc is a concrete type: the only dynamic dispatch
+//! is the owner's call through `Box<dyn Qdisc>`, never inside a qdisc.
 
-use crate::net::packet::Packet;
+pub mod codel;
+pub mod fifo;
+pub mod fq_codel;
+pub mod pfifo_fast;
+
+use std::collections::VecDeque;
+
+use crate::net::packet::{Ecn, Packet};
 use crate::units::{Bytes, Nanos};
 
-/// Counters every qdisc keeps.
+pub use codel::{Codel, CodelParams, CodelSource, CodelStats, CodelVars, ControlLaw};
+pub use fifo::{Fifo, FifoLimit};
+pub use fq_codel::{FqCodel, FqCodelParams};
+pub use pfifo_fast::PfifoFast;
+
+/// Counters every qdisc keeps. They satisfy `enqueued = dequeued + dropped + len()` at all
+/// times: a packet refused at the tail counts as offered and dropped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QdiscStats {
+    /// Packets offered to `enqueue` (accepted or not).
     pub enqueued: u64,
+    /// Packets handed out by `dequeue`.
     pub dequeued: u64,
+    /// Packets dropped: refused at the tail, pushed out at the head, or dropped by an AQM.
     pub dropped: u64,
+    /// CE marks set (on ECT packets, or counted again on a packet already CE, as Linux's
+    /// `INET_ECN_set_ce` does).
     pub ecn_marked: u64,
 }
 
@@ -36,4 +69,89 @@ pub trait Qdisc: Send {
         self.len() == 0
     }
     fn stats(&self) -> QdiscStats;
+}
+
+/// A FIFO ring of packets that keeps its byte count.
+#[derive(Debug, Clone, Default)]
+pub struct PacketQueue {
+    q: VecDeque<Packet>,
+    bytes: Bytes,
+}
+
+impl PacketQueue {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, pkt: Packet) {
+        self.bytes += pkt.bytes();
+        self.q.push_back(pkt);
+    }
+
+    pub fn pop(&mut self) -> Option<Packet> {
+        let pkt = self.q.pop_front()?;
+        self.bytes -= pkt.bytes();
+        Some(pkt)
+    }
+
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+
+    pub fn bytes(&self) -> Bytes {
+        self.bytes
+    }
+}
+
+/// Set CE on `pkt` if it is ECN-capable, as Linux `INET_ECN_set_ce`: true for an ECT packet
+/// (now CE) and for one already CE, false for a Not-ECT packet (which the caller then drops or
+/// lets through).
+pub fn set_ce(pkt: &mut Packet) -> bool {
+    match pkt.ecn {
+        Ecn::NotEct => false,
+        Ecn::Ect0 | Ecn::Ce => {
+            pkt.ecn = Ecn::Ce;
+            true
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::Qdisc;
+    use crate::net::packet::{Ecn, Kind, Packet};
+    use crate::units::Nanos;
+
+    /// A TCP data packet of `flow`, `size` bytes, segment `seq`, stamped `enqueued` at `t`.
+    pub fn pkt(flow: u32, size: u32, seq: u64, t: Nanos) -> Packet {
+        let mut p = Packet::new(Kind::Data, flow, 0, size, t);
+        p.seq = seq;
+        p
+    }
+
+    /// The same, ECN-capable (ECT(0)).
+    pub fn ect(flow: u32, size: u32, seq: u64, t: Nanos) -> Packet {
+        let mut p = pkt(flow, size, seq, t);
+        p.ecn = Ecn::Ect0;
+        p
+    }
+
+    pub fn seqs(pkts: &[Packet]) -> Vec<u64> {
+        pkts.iter().map(|p| p.seq).collect()
+    }
+
+    /// Offered = dequeued + dropped + still queued.
+    pub fn assert_conserved(q: &dyn Qdisc) {
+        let s = q.stats();
+        assert_eq!(
+            s.enqueued,
+            s.dequeued + s.dropped + q.len() as u64,
+            "{s:?}, len {}",
+            q.len()
+        );
+    }
 }

@@ -1,0 +1,566 @@
+//! FQ-CoDel, flow-queue CoDel (RFC 8290; Linux net/sched/sch_fq_codel.c).
+//!
+//! Packets are hashed into `flows` (1024) queues, each a FIFO with its own CoDel state. A
+//! deficit round robin over two lists schedules them: a flow that becomes active joins the
+//! tail of the *new* list with a deficit of one `quantum` (1514 bytes); dequeue serves the head
+//! of the new list if any, else the head of the old list. A flow whose deficit is spent gets a
+//! new quantum and moves to the tail of the old list; a flow that CoDel finds empty leaves the
+//! lists, except that an empty flow from the new list first moves to the old list when that
+//! list is non-empty, so that new flows cannot starve old ones. A flow still on a list when its
+//! next packet arrives keeps its place: only flows that left the lists get the new-flow
+//! priority, which is what lets sparse flows (pings, ACKs, DNS) overtake bulk ones.
+//!
+//! When the qdisc holds more than `limit` (10240) packets or more than `memory_limit` (32 MB)
+//! of buffers, it drops from the head of the fattest flow (most bytes): up to
+//! `drop_batch_size` (64) packets, stopping once half of that flow's backlog is gone, and adds
+//! the number dropped to that flow's CoDel count so its control law also tightens. CoDel runs
+//! per flow with the Linux parameters (target 5 ms, interval 100 ms, ECN on by default) and,
+//! as in Linux, applies its one-MTU rule to the backlog of the whole qdisc.
+//!
+//! Classification: Linux hashes the 5-tuple with a per-boot random key (jhash). Here the key
+//! is `(class << 32) | Packet::flow`, with class 0 for TCP (data and ACKs) and 1 for pings
+//! (ICMP and UDP echo), so a TCP connection and a ping with the same index have different
+//! keys by construction. The key is mixed with a per-qdisc seed (drawn from the run's RNG, like
+//! the kernel's random key) by the SplitMix64 finaliser of [`stream_seed`], and the upper
+//! 32 bits are scaled into `[0, flows)` as Linux's `reciprocal_scale`. Distinct keys can still
+//! share a bucket, as in Linux. Data and ACKs of one connection share a key but travel in
+//! opposite directions, so they never meet in one qdisc.
+//!
+//! Memory accounting charges each packet `max(truesize, size)` bytes (Linux charges
+//! `skb->truesize`).
+
+use std::collections::VecDeque;
+
+use super::codel::{CodelParams, CodelSource, CodelStats, CodelVars};
+use super::{PacketQueue, Qdisc, QdiscStats};
+use crate::net::packet::{Kind, Packet};
+use crate::sim::stream_seed;
+use crate::units::{Bytes, Nanos};
+
+/// Default number of flow queues (`fq_codel_init`, RFC 8290 section 5.1).
+pub const FQ_CODEL_FLOWS: u32 = 1024;
+/// Largest number of flow queues Linux accepts (`fq_codel_change`).
+pub const FQ_CODEL_MAX_FLOWS: u32 = 65536;
+/// Default DRR quantum: an Ethernet MTU with its header, 1500 + 14 bytes (`psched_mtu`).
+pub const FQ_CODEL_QUANTUM: u32 = 1514;
+/// Default packet limit (`sch->limit = 10*1024`).
+pub const FQ_CODEL_LIMIT_PACKETS: u32 = 10240;
+/// Default memory limit: 32 MB (`memory_limit = 32 << 20`).
+pub const FQ_CODEL_MEMORY_LIMIT: Bytes = 32 << 20;
+/// Default most packets dropped from the fattest flow per overflow (`drop_batch_size`).
+pub const FQ_CODEL_DROP_BATCH: u32 = 64;
+
+/// fq_codel parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FqCodelParams {
+    pub flows: u32,
+    /// DRR quantum, bytes.
+    pub quantum: u32,
+    /// Packet limit of the whole qdisc.
+    pub limit: u32,
+    /// Buffer memory limit of the whole qdisc, bytes.
+    pub memory_limit: Bytes,
+    pub drop_batch_size: u32,
+    /// Per-flow CoDel parameters.
+    pub codel: CodelParams,
+}
+
+impl FqCodelParams {
+    /// Linux defaults for a device of `mtu` bytes (`fq_codel_init`): CoDel with ECN on.
+    pub fn new(mtu: u32) -> Self {
+        FqCodelParams {
+            flows: FQ_CODEL_FLOWS,
+            quantum: FQ_CODEL_QUANTUM,
+            limit: FQ_CODEL_LIMIT_PACKETS,
+            memory_limit: FQ_CODEL_MEMORY_LIMIT,
+            drop_batch_size: FQ_CODEL_DROP_BATCH,
+            codel: CodelParams {
+                ecn: true,
+                ..CodelParams::new(mtu)
+            },
+        }
+    }
+}
+
+/// One flow queue (Linux `struct fq_codel_flow`).
+#[derive(Debug, Clone, Default)]
+struct Flow {
+    q: PacketQueue,
+    deficit: i64,
+    cvars: CodelVars,
+    /// On the new or the old list.
+    listed: bool,
+}
+
+/// Buffer memory a packet is charged.
+fn mem_charge(pkt: &Packet) -> Bytes {
+    pkt.truesize.max(pkt.size) as Bytes
+}
+
+/// The classification key of a packet: (class << 32) | flow, class 0 TCP, 1 ping.
+pub fn flow_key(pkt: &Packet) -> u64 {
+    let class: u64 = match pkt.kind {
+        Kind::Data | Kind::Ack => 0,
+        Kind::PingRequest | Kind::PingReply => 1,
+    };
+    (class << 32) | pkt.flow as u64
+}
+
+/// The CoDel packet source for one flow: pops from the flow and keeps the qdisc's totals.
+struct FlowSource<'a> {
+    q: &'a mut PacketQueue,
+    len: &'a mut usize,
+    bytes: &'a mut Bytes,
+    memory: &'a mut Bytes,
+}
+
+impl CodelSource for FlowSource<'_> {
+    fn pop(&mut self) -> Option<Packet> {
+        let pkt = self.q.pop()?;
+        *self.len -= 1;
+        *self.bytes -= pkt.bytes();
+        *self.memory -= mem_charge(&pkt);
+        Some(pkt)
+    }
+    fn backlog(&self) -> Bytes {
+        *self.bytes
+    }
+}
+
+/// The fq_codel qdisc.
+#[derive(Debug, Clone)]
+pub struct FqCodel {
+    params: FqCodelParams,
+    hash_seed: u64,
+    flows: Vec<Flow>,
+    new_flows: VecDeque<usize>,
+    old_flows: VecDeque<usize>,
+    cstats: CodelStats,
+    len: usize,
+    bytes: Bytes,
+    memory: Bytes,
+    enqueued: u64,
+    dequeued: u64,
+    /// Packets dropped because the packet or memory limit was exceeded.
+    pub drop_overlimit: u64,
+    /// Of those, packets dropped while the memory limit was exceeded.
+    pub drop_overmemory: u64,
+    /// Times a flow joined the new list.
+    pub new_flow_count: u64,
+}
+
+impl FqCodel {
+    /// `hash_seed` perturbs the flow hash (the kernel's random hash key).
+    pub fn new(params: FqCodelParams, hash_seed: u64) -> Self {
+        let n = params.flows as usize;
+        FqCodel {
+            params,
+            hash_seed,
+            flows: vec![Flow::default(); n],
+            new_flows: VecDeque::with_capacity(n),
+            old_flows: VecDeque::with_capacity(n),
+            cstats: CodelStats::default(),
+            len: 0,
+            bytes: 0,
+            memory: 0,
+            enqueued: 0,
+            dequeued: 0,
+            drop_overlimit: 0,
+            drop_overmemory: 0,
+            new_flow_count: 0,
+        }
+    }
+
+    /// The flow queue `pkt` is classified into.
+    pub fn bucket(&self, pkt: &Packet) -> usize {
+        let hash = stream_seed(self.hash_seed, flow_key(pkt)) >> 32;
+        ((hash * self.params.flows as u64) >> 32) as usize
+    }
+
+    /// CoDel state of flow queue `idx`.
+    pub fn flow_vars(&self, idx: usize) -> &CodelVars {
+        &self.flows[idx].cvars
+    }
+
+    /// `fq_codel_drop`: drop from the head of the flow with the largest byte backlog until
+    /// half of it is gone or `drop_batch_size` packets are; return how many were dropped.
+    fn drop_from_fattest(&mut self, dropped: &mut Vec<Packet>) -> u64 {
+        let mut fattest = 0;
+        let mut max_backlog = 0;
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.q.bytes() > max_backlog {
+                max_backlog = f.q.bytes();
+                fattest = i;
+            }
+        }
+        let threshold = max_backlog >> 1;
+        let flow = &mut self.flows[fattest];
+        let mut src = FlowSource {
+            q: &mut flow.q,
+            len: &mut self.len,
+            bytes: &mut self.bytes,
+            memory: &mut self.memory,
+        };
+        let mut n = 0u32;
+        let mut freed: Bytes = 0;
+        while let Some(pkt) = src.pop() {
+            freed += pkt.bytes();
+            dropped.push(pkt);
+            n += 1;
+            if n >= self.params.drop_batch_size || freed >= threshold {
+                break;
+            }
+        }
+        flow.cvars.count = flow.cvars.count.wrapping_add(n);
+        n as u64
+    }
+}
+
+impl Qdisc for FqCodel {
+    fn enqueue(&mut self, pkt: Packet, _now: Nanos, dropped: &mut Vec<Packet>) {
+        self.enqueued += 1;
+        let idx = self.bucket(&pkt);
+        self.len += 1;
+        self.bytes += pkt.bytes();
+        self.memory += mem_charge(&pkt);
+        let flow = &mut self.flows[idx];
+        flow.q.push(pkt);
+        if !flow.listed {
+            flow.listed = true;
+            flow.deficit = self.params.quantum as i64;
+            self.new_flows.push_back(idx);
+            self.new_flow_count += 1;
+        }
+        let memory_limited = self.memory > self.params.memory_limit;
+        if self.len <= self.params.limit as usize && !memory_limited {
+            return;
+        }
+        let n = self.drop_from_fattest(dropped);
+        self.drop_overlimit += n;
+        if memory_limited {
+            self.drop_overmemory += n;
+        }
+    }
+
+    fn dequeue(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Packet> {
+        loop {
+            let (from_new, idx) = match (self.new_flows.front(), self.old_flows.front()) {
+                (Some(&i), _) => (true, i),
+                (None, Some(&i)) => (false, i),
+                (None, None) => return None,
+            };
+            let list = if from_new {
+                &mut self.new_flows
+            } else {
+                &mut self.old_flows
+            };
+            let flow = &mut self.flows[idx];
+            if flow.deficit <= 0 {
+                flow.deficit += self.params.quantum as i64;
+                list.pop_front();
+                self.old_flows.push_back(idx);
+                continue;
+            }
+            let mut src = FlowSource {
+                q: &mut flow.q,
+                len: &mut self.len,
+                bytes: &mut self.bytes,
+                memory: &mut self.memory,
+            };
+            let got =
+                flow.cvars
+                    .dequeue(&mut src, &self.params.codel, &mut self.cstats, now, dropped);
+            match got {
+                Some(pkt) => {
+                    flow.deficit -= pkt.size as i64;
+                    self.dequeued += 1;
+                    return Some(pkt);
+                }
+                None => {
+                    list.pop_front();
+                    if from_new && !self.old_flows.is_empty() {
+                        self.old_flows.push_back(idx);
+                    } else {
+                        flow.listed = false;
+                    }
+                }
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn bytes(&self) -> Bytes {
+        self.bytes
+    }
+
+    fn stats(&self) -> QdiscStats {
+        QdiscStats {
+            enqueued: self.enqueued,
+            dequeued: self.dequeued,
+            dropped: self.drop_overlimit + self.cstats.drops,
+            ecn_marked: self.cstats.ecn_mark + self.cstats.ce_mark,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::codel::ControlLaw;
+    use super::super::testutil::{assert_conserved, ect, pkt, seqs};
+    use super::*;
+    use crate::net::packet::Ecn;
+    use crate::units::NSEC_PER_MSEC;
+
+    const MS: Nanos = NSEC_PER_MSEC;
+
+    fn fq(params: FqCodelParams) -> FqCodel {
+        FqCodel::new(params, 0)
+    }
+
+    /// Packet of `flow` whose seq encodes flow and index: flow * 100 + i.
+    fn fp(flow: u32, i: u64, size: u32, t: Nanos) -> Packet {
+        pkt(flow, size, flow as u64 * 100 + i, t)
+    }
+
+    fn drain(q: &mut FqCodel, n: usize, t: Nanos) -> Vec<u64> {
+        let mut dropped = Vec::new();
+        (0..n)
+            .filter_map(|_| q.dequeue(t, &mut dropped))
+            .map(|p| p.seq)
+            .collect()
+    }
+
+    #[test]
+    fn tcp_and_ping_with_the_same_index_have_different_keys_and_buckets() {
+        let q = fq(FqCodelParams::new(1500));
+        let tcp = Packet::new(Kind::Data, 0, 0, 1500, 0);
+        let ack = Packet::new(Kind::Ack, 0, 0, 52, 0);
+        let ping = Packet::new(Kind::PingRequest, 0, 0, 84, 0);
+        assert_eq!(flow_key(&tcp), 0);
+        assert_eq!(flow_key(&ack), 0);
+        assert_eq!(flow_key(&ping), 1 << 32);
+        assert_ne!(q.bucket(&tcp), q.bucket(&ping));
+        // Flows 1 and 2 (used below) also land in distinct buckets with seed 0.
+        assert_ne!(q.bucket(&fp(1, 0, 1500, 0)), q.bucket(&fp(2, 0, 1500, 0)));
+        assert!(q.bucket(&tcp) < FQ_CODEL_FLOWS as usize);
+    }
+
+    #[test]
+    fn a_new_flow_overtakes_a_backlogged_one() {
+        // Flow 1 has 5 packets. Deficits (quantum 1514): 1@0 -> 14, 1@1 -> -1486.
+        // Flow 2 arrives: the next dequeue finds flow 1 spent (deficit 28, moved to old) and
+        // serves flow 2 from the new list; flow 2 then empties and moves to the old list
+        // behind flow 1, which is served next (deficit 28 -> -1472), then gets 42 and moves
+        // behind flow 2, which is found empty and leaves; flow 1 continues.
+        let mut q = fq(FqCodelParams::new(1500));
+        let mut dropped = Vec::new();
+        for i in 0..5 {
+            q.enqueue(fp(1, i, 1500, 0), 0, &mut dropped);
+        }
+        assert_eq!(drain(&mut q, 2, 0), vec![100, 101]);
+        q.enqueue(fp(2, 0, 1500, 0), 0, &mut dropped);
+        assert_eq!(drain(&mut q, 10, 0), vec![200, 102, 103, 104]);
+        assert_eq!(q.new_flow_count, 2);
+        assert!(dropped.is_empty());
+        assert_conserved(&q);
+    }
+
+    #[test]
+    fn a_flow_still_on_the_old_list_gets_no_new_flow_priority() {
+        // Flow 1 sends 8 x 500 B, flow 2 one 1500 B packet. Flow 1 spends its quantum on four
+        // packets (1014, 514, 14, -486) and moves to the old list with 1028; flow 2 is served
+        // (14), found empty and moved to the old list behind flow 1, which sends 104 (528).
+        let mut q = fq(FqCodelParams::new(1500));
+        let mut dropped = Vec::new();
+        for i in 0..8 {
+            q.enqueue(fp(1, i, 500, 0), 0, &mut dropped);
+        }
+        q.enqueue(fp(2, 0, 1500, 0), 0, &mut dropped);
+        assert_eq!(drain(&mut q, 6, 0), vec![100, 101, 102, 103, 200, 104]);
+        // Flow 2 sends again while still on the old list: no new-flow priority, so flow 1
+        // first uses up its deficit (105 -> 28, 106 -> -472) before flow 2's turn comes.
+        q.enqueue(fp(2, 1, 1500, 0), 0, &mut dropped);
+        assert_eq!(q.new_flow_count, 2, "flow 2 was still listed");
+        assert_eq!(drain(&mut q, 3, 0), vec![105, 106, 201]);
+    }
+
+    #[test]
+    fn drr_shares_bytes_between_flows_of_different_packet_sizes() {
+        // Flow 1 sends 1500 B packets, flow 2 500 B packets, both backlogged from t = 0.
+        // Deficits (quantum 1514), dequeue by dequeue:
+        //  1@0 (14), 1@1 (-1486) | 1 -> old with 28 | 2@0 (1014), 2@1 (514), 2@2 (14),
+        //  2@3 (-486) | 2 -> old with 1028 | 1@2 (-1472) | 1 -> 42 | 2@4 (528), 2@5 (28),
+        //  2@6 (-472) | 2 -> 1042 | 1@3 (-1458) | 1 -> 56 | 2@7 (542), 2@8 (42), 2@9 (-458).
+        let mut q = fq(FqCodelParams::new(1500));
+        let mut dropped = Vec::new();
+        for i in 0..20 {
+            q.enqueue(fp(1, i, 1500, 0), 0, &mut dropped);
+        }
+        for i in 0..60 {
+            q.enqueue(fp(2, i, 500, 0), 0, &mut dropped);
+        }
+        let first = drain(&mut q, 14, 0);
+        assert_eq!(
+            first,
+            vec![100, 101, 200, 201, 202, 203, 102, 204, 205, 206, 103, 207, 208, 209]
+        );
+        // From here each DRR round serves one packet of flow 1 (its deficit starts the round
+        // at 56, 70, ... and one 1500 B packet spends it) and then three of flow 2 (1056, 1070,
+        // ...: three 500 B packets spend it; a fourth would need a deficit above 1500, 32
+        // rounds away). 60 dequeues are 15 rounds.
+        let rest = drain(&mut q, 60, 0);
+        let expected: Vec<u64> = (0..15)
+            .flat_map(|r| [104 + r, 210 + 3 * r, 211 + 3 * r, 212 + 3 * r])
+            .collect();
+        assert_eq!(rest, expected);
+        // Bytes served: flow 1 (4 + 15) x 1500 = 28500, flow 2 (10 + 45) x 500 = 27500.
+        let bytes = |flow: u64, size: u64| {
+            first
+                .iter()
+                .chain(&rest)
+                .filter(|s| **s / 100 == flow)
+                .count() as u64
+                * size
+        };
+        assert_eq!((bytes(1, 1500), bytes(2, 500)), (28_500, 27_500));
+    }
+
+    #[test]
+    fn overflow_drops_half_the_fattest_flow_from_its_head() {
+        // Limit 6: flow 1 holds 5 x 1500 B, flow 2 one packet; flow 2's second packet makes 7.
+        // Fattest is flow 1 (7500 B), threshold 3750: drop 100 (1500), 101 (3000), 102 (4500,
+        // now >= 3750): 3 drops, and flow 1's CoDel count rises by 3.
+        let mut p = FqCodelParams::new(1500);
+        p.limit = 6;
+        let mut q = fq(p);
+        let mut dropped = Vec::new();
+        for i in 0..5 {
+            q.enqueue(fp(1, i, 1500, 0), 0, &mut dropped);
+        }
+        q.enqueue(fp(2, 0, 1500, 0), 0, &mut dropped);
+        assert!(dropped.is_empty());
+        q.enqueue(fp(2, 1, 1500, 0), 0, &mut dropped);
+        assert_eq!(seqs(&dropped), vec![100, 101, 102]);
+        let f1 = q.bucket(&fp(1, 0, 1500, 0));
+        assert_eq!(q.flow_vars(f1).count, 3);
+        assert_eq!(
+            (q.len(), q.bytes(), q.drop_overlimit, q.drop_overmemory),
+            (4, 6000, 3, 0)
+        );
+        assert_eq!(
+            q.stats(),
+            QdiscStats {
+                enqueued: 7,
+                dequeued: 0,
+                dropped: 3,
+                ecn_marked: 0
+            }
+        );
+        assert_conserved(&q);
+    }
+
+    #[test]
+    fn overflow_drops_at_most_a_batch() {
+        // Same as above with drop_batch_size 2: only 100 and 101 go.
+        let mut p = FqCodelParams::new(1500);
+        p.limit = 6;
+        p.drop_batch_size = 2;
+        let mut q = fq(p);
+        let mut dropped = Vec::new();
+        for i in 0..5 {
+            q.enqueue(fp(1, i, 1500, 0), 0, &mut dropped);
+        }
+        q.enqueue(fp(2, 0, 1500, 0), 0, &mut dropped);
+        q.enqueue(fp(2, 1, 1500, 0), 0, &mut dropped);
+        assert_eq!(seqs(&dropped), vec![100, 101]);
+    }
+
+    #[test]
+    fn memory_limit_counts_truesize() {
+        // Memory limit 5000 B; packets of 1000 B charged a truesize of 2000 B: the third
+        // packet brings memory to 6000 > 5000. Fattest flow 1 (3000 B), threshold 1500:
+        // drop 100 (1000 < 1500), 101 (2000): memory back to 2000.
+        let mut p = FqCodelParams::new(1500);
+        p.memory_limit = 5000;
+        let mut q = fq(p);
+        let mut dropped = Vec::new();
+        for i in 0..3 {
+            let mut pk = fp(1, i, 1000, 0);
+            pk.truesize = 2000;
+            q.enqueue(pk, 0, &mut dropped);
+        }
+        assert_eq!(seqs(&dropped), vec![100, 101]);
+        assert_eq!((q.drop_overlimit, q.drop_overmemory), (2, 2));
+        assert_conserved(&q);
+    }
+
+    #[test]
+    fn per_flow_codel_marks_ect_and_drops_not_ect() {
+        // Flow 1 alone, 20 packets enqueued at 0, seq 102 Not-ECT. Exact control law.
+        // 10 ms: sojourn above target, first_above = 110 ms. 110 ms + 1: CoDel enters
+        // dropping on 101 and, ECN being on by default, marks it. 210 ms + 1: 102 is due
+        // and Not-ECT: dropped, 103 delivered.
+        let mut p = FqCodelParams::new(1500);
+        p.codel.law = ControlLaw::Exact;
+        let mut q = fq(p);
+        let mut dropped = Vec::new();
+        for i in 0..20 {
+            let pk = if i == 2 {
+                fp(1, i, 1500, 0)
+            } else {
+                ect(1, 1500, 100 + i, 0)
+            };
+            q.enqueue(pk, 0, &mut dropped);
+        }
+        let mut got = Vec::new();
+        for t in [10 * MS, 110 * MS + 1, 210 * MS + 1] {
+            let pk = q.dequeue(t, &mut dropped).unwrap();
+            got.push((pk.seq, pk.ecn));
+        }
+        assert_eq!(
+            got,
+            vec![(100, Ecn::Ect0), (101, Ecn::Ce), (103, Ecn::Ect0)]
+        );
+        assert_eq!(seqs(&dropped), vec![102]);
+        assert_eq!(
+            q.stats(),
+            QdiscStats {
+                enqueued: 20,
+                dequeued: 3,
+                dropped: 1,
+                ecn_marked: 1
+            }
+        );
+        assert_conserved(&q);
+    }
+
+    #[test]
+    fn codel_state_is_per_flow() {
+        // Flow 1 has a standing queue (enqueued at 0); flow 2 sends one fresh packet before
+        // each dequeue pair. Flow 1's CoDel enters dropping; flow 2's never does.
+        let mut p = FqCodelParams::new(1500);
+        p.codel.ecn = false;
+        let mut q = fq(p);
+        let mut dropped = Vec::new();
+        for i in 0..40 {
+            q.enqueue(fp(1, i, 1500, 0), 0, &mut dropped);
+        }
+        for (k, t) in [10 * MS, 60 * MS, 110 * MS + 1, 150 * MS]
+            .into_iter()
+            .enumerate()
+        {
+            q.enqueue(fp(2, k as u64, 1500, t), t, &mut dropped);
+            q.dequeue(t, &mut dropped);
+            q.dequeue(t, &mut dropped);
+        }
+        let f1 = q.bucket(&fp(1, 0, 1500, 0));
+        let f2 = q.bucket(&fp(2, 0, 1500, 0));
+        assert!(q.flow_vars(f1).dropping);
+        assert!(!q.flow_vars(f2).dropping);
+        assert!(dropped.iter().all(|p| p.flow == 1) && !dropped.is_empty());
+        assert_conserved(&q);
+    }
+}
