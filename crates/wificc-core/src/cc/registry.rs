@@ -65,6 +65,7 @@ static ENTRIES: &[CcInfo] = &[
     super::reno::INFO,
     // registry-entries (one line per algorithm, keep this marker)
     super::cubic::INFO,
+    super::highspeed::INFO,
 ];
 
 /// Names of all registered algorithms.
