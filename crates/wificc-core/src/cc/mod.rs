@@ -14,6 +14,7 @@ pub mod cubic;
 pub mod highspeed;
 pub mod registry;
 pub mod reno;
+pub mod veno;
 
 use crate::sim::Rng;
 use crate::tcp::rate_sample::{RateSample, TxState};

@@ -66,6 +66,7 @@ static ENTRIES: &[CcInfo] = &[
     // registry-entries (one line per algorithm, keep this marker)
     super::cubic::INFO,
     super::highspeed::INFO,
+    super::veno::INFO,
 ];
 
 /// Names of all registered algorithms.
