@@ -11,6 +11,7 @@
 //! [`registry`] maps names to constructors.
 
 pub mod cubic;
+pub mod dctcp;
 pub mod highspeed;
 pub mod registry;
 pub mod reno;

@@ -67,6 +67,7 @@ static ENTRIES: &[CcInfo] = &[
     super::cubic::INFO,
     super::highspeed::INFO,
     super::veno::INFO,
+    super::dctcp::INFO,
 ];
 
 /// Names of all registered algorithms.
