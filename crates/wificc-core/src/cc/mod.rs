@@ -10,10 +10,14 @@
 //! Each algorithm lives in its own file with a `Params` struct (serde, documented defaults);
 //! [`registry`] maps names to constructors.
 
+pub mod cubic;
+pub mod dctcp;
+pub mod highspeed;
 pub mod nv;
 pub mod registry;
 pub mod reno;
 pub mod vegas;
+pub mod veno;
 pub mod yeah;
 
 use crate::sim::Rng;

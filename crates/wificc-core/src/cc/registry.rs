@@ -14,6 +14,9 @@ pub struct ParamInfo {
     pub default: Value,
 }
 
+/// Builds an algorithm from its parameter map.
+pub type MakeFn = fn(&Map<String, Value>) -> Result<Box<dyn CongestionControl>, String>;
+
 /// A registered congestion control.
 pub struct CcInfo {
     pub name: &'static str,
@@ -24,7 +27,7 @@ pub struct CcInfo {
     /// Parameters with their defaults (serialised default `Params`).
     pub defaults: fn() -> Value,
     /// Build an instance from a parameter map (unknown or ill-typed keys are errors).
-    pub make: fn(&Map<String, Value>) -> Result<Box<dyn CongestionControl>, String>,
+    pub make: MakeFn,
 }
 
 /// An invalid congestion-control name or parameter.
@@ -63,10 +66,14 @@ pub fn all() -> &'static [CcInfo] {
 
 static ENTRIES: &[CcInfo] = &[
     super::reno::INFO,
-    // registry-entries (one line per algorithm, keep this marker)
+    super::cubic::INFO,
+    super::highspeed::INFO,
+    super::veno::INFO,
+    super::dctcp::INFO,
     super::vegas::INFO,
     super::yeah::INFO,
     super::nv::INFO,
+    // registry-entries (one line per algorithm, keep this marker)
 ];
 
 /// Names of all registered algorithms.

@@ -30,19 +30,26 @@ pub const INFO: CcInfo = CcInfo {
     },
 };
 
-/// `tcp_reno_cong_avoid`, shared by algorithms that fall back to Reno growth.
-pub fn reno_cong_avoid(tp: &mut Sock, mut acked: u32) {
+/// The opening of `tcp_reno_cong_avoid`, shared by algorithms that only change the
+/// congestion-avoidance step (cubic): no growth unless cwnd-limited, then slow start up to
+/// ssthresh. Returns the ACKed packets left for congestion avoidance, or None when done.
+pub fn cwnd_limited_slow_start(tp: &mut Sock, acked: u32) -> Option<u32> {
     if !tp.is_cwnd_limited() {
-        return;
+        return None;
     }
     if tp.in_slow_start() {
-        acked = tp.slow_start(acked);
-        if acked == 0 {
-            return;
-        }
+        let left = tp.slow_start(acked);
+        return (left > 0).then_some(left);
     }
-    let w = tp.snd_cwnd;
-    tp.cong_avoid_ai(w, acked);
+    Some(acked)
+}
+
+/// `tcp_reno_cong_avoid`, shared by algorithms that fall back to Reno growth.
+pub fn reno_cong_avoid(tp: &mut Sock, acked: u32) {
+    if let Some(acked) = cwnd_limited_slow_start(tp, acked) {
+        let w = tp.snd_cwnd;
+        tp.cong_avoid_ai(w, acked);
+    }
 }
 
 /// `tcp_reno_ssthresh`: half the window, at least 2.

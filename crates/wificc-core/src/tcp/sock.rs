@@ -27,9 +27,9 @@ pub enum CaEvent {
     CompleteCwr,
     /// Loss timeout.
     Loss,
-    /// ECN CE observed: non-CE to CE transition.
+    /// An ECT packet without a CE mark arrived (receiver side).
     EcnNoCe,
-    /// ECN CE observed: CE to non-CE transition.
+    /// A CE-marked packet arrived (receiver side).
     EcnIsCe,
 }
 
