@@ -107,7 +107,6 @@ pub struct World {
     pub warmup: Nanos,
     work: VecDeque<Packet>,
     dropped: Vec<Packet>,
-    pkts: Vec<Packet>,
     timers: Vec<(Nanos, SenderTimer)>,
     recorder: Recorder,
 }
@@ -125,7 +124,6 @@ impl World {
             warmup,
             work: VecDeque::new(),
             dropped: Vec::new(),
-            pkts: Vec::new(),
             timers: Vec::new(),
             recorder: Recorder::default(),
         }
@@ -219,12 +217,13 @@ impl World {
         let now = self.now();
         match ev {
             Event::LinkTxDone(id) => {
-                let link = &mut self.links[id as usize];
-                let (pkt, wake) = link.tx_done(now, &mut self.dropped);
-                let reports = link.reports_tx_completion;
-                self.schedule_wake(id, wake);
-                if let Some(p) = pkt.filter(|p| reports && p.kind == Kind::Data && p.truesize > 0) {
-                    self.with_sender(p.flow, |s, out| s.on_tx_complete(&p, out));
+                let done = self.links[id as usize].tx_done(now, &mut self.dropped);
+                self.schedule_wake(id, done.wake);
+                if let Some(p) = done.arrived {
+                    self.work.push_back(p);
+                }
+                if let Some((flow, truesize)) = done.completed {
+                    self.with_sender(flow, |s, out| s.on_tx_complete(truesize, out));
                 }
                 self.handle_drops(id);
             }
@@ -238,10 +237,9 @@ impl World {
             Event::SenderTimer(f, which) => self.with_sender(f, |s, out| s.on_timer(which, out)),
             Event::DelAck(f) => {
                 let flow = &mut self.flows[f as usize];
-                if let Some(t) = flow.receiver.on_delack_timer(now, &mut self.pkts) {
+                if let Some(t) = flow.receiver.on_delack_timer(now, &mut self.work) {
                     self.queue.schedule(t, Event::DelAck(f));
                 }
-                self.work.extend(self.pkts.drain(..));
             }
             Event::FlowStart(f) => self.with_sender(f, |s, out| s.start(out)),
             Event::FlowStop(f) => {
@@ -272,12 +270,11 @@ impl World {
     fn with_sender(&mut self, id: u32, f: impl FnOnce(&mut TcpSender, &mut Out)) {
         let now = self.now();
         let flow = &mut self.flows[id as usize];
-        let mut out = Out { now, pkts: &mut self.pkts, timers: &mut self.timers };
+        let mut out = Out { now, pkts: &mut self.work, timers: &mut self.timers };
         f(&mut flow.sender, &mut out);
         for (t, which) in self.timers.drain(..) {
             self.queue.schedule(t, Event::SenderTimer(id, which));
         }
-        self.work.extend(self.pkts.drain(..));
     }
 
     fn send_ping(&mut self, id: u32) {
@@ -312,10 +309,9 @@ impl World {
                 }
                 Hop::Receiver(f) => {
                     let flow = &mut self.flows[f as usize];
-                    if let Some(t) = flow.receiver.on_data(&pkt, now, &mut self.pkts) {
+                    if let Some(t) = flow.receiver.on_data(&pkt, now, &mut self.work) {
                         self.queue.schedule(t, Event::DelAck(f));
                     }
-                    self.work.extend(self.pkts.drain(..));
                 }
                 Hop::Sender(f) => self.with_sender(f, |s, out| s.on_ack(&pkt, out)),
                 Hop::PingEcho(p) => {
@@ -350,7 +346,7 @@ impl World {
                 self.flows[p.flow as usize].drops += 1;
             }
             if reports && p.kind == Kind::Data && p.truesize > 0 {
-                self.with_sender(p.flow, |s, out| s.on_tx_complete(p, out));
+                self.with_sender(p.flow, |s, out| s.on_tx_complete(p.truesize, out));
             }
         }
         self.dropped = dropped;

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use super::packet::Packet;
+use super::packet::{Kind, Packet};
 use super::qdisc::{Qdisc, QdiscStats};
 use crate::metrics::Histogram;
 use crate::units::{tx_time, BitsPerSec, Nanos};
@@ -29,7 +29,14 @@ pub struct Link {
     /// End of serialisation counts as TX completion for the sender's TSQ.
     pub reports_tx_completion: bool,
     qdisc: Box<dyn Qdisc>,
-    sending: Option<Packet>,
+    /// The serialiser is busy until then.
+    busy_until: Nanos,
+    /// A `tx_done` event is scheduled at `busy_until`.
+    tx_pending: bool,
+    /// Zero-delay link: the packet being serialised, handed over at `tx_done`.
+    in_service: Option<Packet>,
+    /// TX completion to report at `tx_done`: (flow, truesize) of the packet being serialised.
+    completion: Option<(u32, u32)>,
     wire: VecDeque<(Nanos, Packet)>,
     arrival_pending: bool,
     /// Per-packet sojourn time in the qdisc (ns), after the warm-up.
@@ -52,6 +59,16 @@ pub struct Wake {
     pub arrival: Option<Nanos>,
 }
 
+/// What the end of a transmission produced.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Done {
+    /// On a zero-delay link, the packet that just arrived at the far end.
+    pub arrived: Option<Packet>,
+    /// (flow, truesize) of a data packet whose TX completion is to be reported.
+    pub completed: Option<(u32, u32)>,
+    pub wake: Wake,
+}
+
 impl Link {
     pub fn new(name: impl Into<String>, rate: BitsPerSec, delay: Nanos, l2_overhead: u32, qdisc: Box<dyn Qdisc>) -> Self {
         Link {
@@ -61,7 +78,10 @@ impl Link {
             l2_overhead,
             reports_tx_completion: false,
             qdisc,
-            sending: None,
+            busy_until: 0,
+            tx_pending: false,
+            in_service: None,
+            completion: None,
             wire: VecDeque::new(),
             arrival_pending: false,
             sojourn: Histogram::default(),
@@ -79,39 +99,64 @@ impl Link {
         pkt.enqueued = now;
         self.qdisc.enqueue(pkt, now, dropped);
         self.max_backlog = self.max_backlog.max(self.qdisc.len());
-        Wake { tx_done: self.start_next(now, dropped), arrival: None }
+        if self.tx_pending {
+            Wake::default()
+        } else if now >= self.busy_until {
+            self.start_next(now, dropped)
+        } else {
+            // Busy: make sure the serialiser wakes up to take the next packet.
+            self.tx_pending = true;
+            Wake { tx_done: Some(self.busy_until), arrival: None }
+        }
     }
 
-    fn start_next(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Nanos> {
-        if self.sending.is_some() {
-            return None;
-        }
-        let pkt = self.qdisc.dequeue(now, dropped)?;
+    /// Start serialising the next queued packet, if any. The packet goes onto the wire at once
+    /// (it arrives at end + delay); the end of serialisation needs an event only to start the
+    /// next queued packet, to hand over a zero-delay packet, or to report TX completion.
+    fn start_next(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Wake {
+        let Some(pkt) = self.qdisc.dequeue(now, dropped) else {
+            return Wake::default();
+        };
         if now >= self.record_from {
             self.sojourn.record(now - pkt.enqueued);
         }
         let dur = tx_time((pkt.size + self.l2_overhead) as u64, self.rate);
+        let end = now + dur;
         self.busy_time += dur;
-        self.sending = Some(pkt);
-        Some(now + dur)
-    }
-
-    /// Serialisation of the current packet ended at `now`. Returns the packet (for TX-completion
-    /// reporting; it is already on the wire) and what to schedule next.
-    pub fn tx_done(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> (Option<Packet>, Wake) {
-        let Some(pkt) = self.sending.take() else {
-            return (None, Wake::default());
-        };
+        self.busy_until = end;
         self.tx_packets += 1;
         self.tx_bytes += pkt.size as u64;
-        self.wire.push_back((now + self.delay, pkt));
-        let arrival = if self.arrival_pending {
-            None
+        let mut wake = Wake::default();
+        if self.reports_tx_completion && pkt.kind == Kind::Data && pkt.truesize > 0 {
+            self.completion = Some((pkt.flow, pkt.truesize));
+            self.tx_pending = true;
+        }
+        if self.delay == 0 {
+            self.in_service = Some(pkt);
+            self.tx_pending = true;
         } else {
-            self.arrival_pending = true;
-            Some(now + self.delay)
-        };
-        (Some(pkt), Wake { tx_done: self.start_next(now, dropped), arrival })
+            self.wire.push_back((end + self.delay, pkt));
+            if !self.arrival_pending {
+                self.arrival_pending = true;
+                wake.arrival = Some(end + self.delay);
+            }
+        }
+        if !self.qdisc.is_empty() {
+            self.tx_pending = true; // the next queued packet starts at `end`
+        }
+        if self.tx_pending {
+            wake.tx_done = Some(end);
+        }
+        wake
+    }
+
+    /// The serialiser's end-of-transmission event at `now` (= `busy_until`).
+    pub fn tx_done(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Done {
+        self.tx_pending = false;
+        let arrived = self.in_service.take();
+        let completed = self.completion.take();
+        let wake = if self.qdisc.is_empty() { Wake::default() } else { self.start_next(now, dropped) };
+        Done { arrived, completed, wake }
     }
 
     /// The head of the delay line is due: move every packet due by `now` to `out`, and return

@@ -44,7 +44,7 @@ pub struct SackBlock {
     pub end: u64,
 }
 
-/// The TCP header fields an ACK carries back to the sender.
+/// The TCP header fields an ACK carries back to the sender, decoded (see [`Packet::ack`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AckInfo {
     /// Cumulative ACK: the next segment index expected.
@@ -60,35 +60,45 @@ pub struct AckInfo {
     pub delayed: bool,
 }
 
+const F_RETRANS: u8 = 1;
+const F_CWR: u8 = 2;
+const F_ECE: u8 = 4;
+const F_DELAYED: u8 = 8;
+
 /// One packet on the wire.
+///
+/// Kept to 80 bytes because packets are copied through every queue: fields that only ACKs use
+/// share the slots of fields that only data uses (`seq` holds the cumulative ACK, `sent` the
+/// TSecr, and SACK blocks are stored as 32-bit offsets from it); [`Packet::ack`] and
+/// [`Packet::set_ack`] convert.
 #[derive(Debug, Clone, Copy)]
 pub struct Packet {
     pub kind: Kind,
+    pub ecn: Ecn,
+    /// DiffServ codepoint (6 bits), for pfifo_fast bands and Wi-Fi access categories.
+    pub dscp: u8,
+    flags: u8,
+    /// Index of the next hop on the route.
+    pub hop: u16,
+    nsack: u8,
     /// Flow (TCP connection) or ping index, per `kind`.
     pub flow: u32,
-    /// Route this packet follows and the index of its next hop on it.
+    /// Route this packet follows.
     pub route: u32,
-    pub hop: u16,
     /// IP datagram size in bytes (headers included, L2 framing excluded).
     pub size: u32,
-    /// Segment index (data) or probe number (ping).
-    pub seq: u64,
     /// TCP payload bytes (data only).
     pub payload: u32,
-    /// Time the sender handed the packet to the network (TSval for data).
+    /// Bytes charged to the sending socket's TSQ budget until TX completion (0: not tracked).
+    pub truesize: u32,
+    /// Segment index (data), cumulative ACK (ACK) or probe number (ping).
+    pub seq: u64,
+    /// Time the sender handed the packet to the network (data: TSval; ping: request time);
+    /// for an ACK, the TSecr it echoes.
     pub sent: Nanos,
     /// Time the packet entered the queue it is in (queueing-delay measurement).
     pub enqueued: Nanos,
-    /// DiffServ codepoint (6 bits), for pfifo_fast bands and Wi-Fi access categories.
-    pub dscp: u8,
-    pub ecn: Ecn,
-    /// Bytes charged to the sending socket's TSQ budget until TX completion (0: not tracked).
-    pub truesize: u32,
-    /// This segment is a retransmission.
-    pub retrans: bool,
-    /// TCP CWR flag: the sender reduced its window in response to ECN-Echo.
-    pub cwr: bool,
-    pub ack: AckInfo,
+    sack: [[u32; 2]; 3],
 }
 
 impl Packet {
@@ -96,25 +106,111 @@ impl Packet {
     pub fn new(kind: Kind, flow: u32, route: u32, size: u32, now: Nanos) -> Self {
         Packet {
             kind,
+            ecn: Ecn::NotEct,
+            dscp: 0,
+            flags: 0,
+            hop: 0,
+            nsack: 0,
             flow,
             route,
-            hop: 0,
             size,
-            seq: 0,
             payload: 0,
+            truesize: 0,
+            seq: 0,
             sent: now,
             enqueued: now,
-            dscp: 0,
-            ecn: Ecn::NotEct,
-            truesize: 0,
-            retrans: false,
-            cwr: false,
-            ack: AckInfo::default(),
+            sack: [[0; 2]; 3],
         }
+    }
+
+    fn flag(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+
+    fn set_flag(&mut self, f: u8, on: bool) {
+        if on {
+            self.flags |= f;
+        } else {
+            self.flags &= !f;
+        }
+    }
+
+    /// This segment is a retransmission.
+    pub fn retrans(&self) -> bool {
+        self.flag(F_RETRANS)
+    }
+
+    pub fn set_retrans(&mut self, on: bool) {
+        self.set_flag(F_RETRANS, on)
+    }
+
+    /// TCP CWR flag: the sender reduced its window in response to ECN-Echo.
+    pub fn cwr(&self) -> bool {
+        self.flag(F_CWR)
+    }
+
+    pub fn set_cwr(&mut self, on: bool) {
+        self.set_flag(F_CWR, on)
+    }
+
+    /// Decode the ACK fields.
+    pub fn ack(&self) -> AckInfo {
+        let mut sack = [SackBlock::default(); 3];
+        for (b, rel) in sack.iter_mut().zip(&self.sack).take(self.nsack as usize) {
+            *b = SackBlock { start: self.seq + rel[0] as u64, end: self.seq + rel[1] as u64 };
+        }
+        AckInfo {
+            cum: self.seq,
+            sack,
+            nsack: self.nsack,
+            ece: self.flag(F_ECE),
+            tsecr: self.sent,
+            delayed: self.flag(F_DELAYED),
+        }
+    }
+
+    /// Encode ACK fields into this packet. SACK blocks lie above the cumulative ACK and within
+    /// 2^32 segments of it.
+    pub fn set_ack(&mut self, info: &AckInfo) {
+        self.seq = info.cum;
+        self.sent = info.tsecr;
+        self.nsack = info.nsack.min(3);
+        for (rel, b) in self.sack.iter_mut().zip(&info.sack).take(self.nsack as usize) {
+            *rel = [(b.start - info.cum) as u32, (b.end - info.cum) as u32];
+        }
+        self.set_flag(F_ECE, info.ece);
+        self.set_flag(F_DELAYED, info.delayed);
     }
 
     #[inline]
     pub fn bytes(&self) -> Bytes {
         self.size as Bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_stays_small() {
+        assert!(std::mem::size_of::<Packet>() <= 80, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn ack_fields_round_trip() {
+        let info = AckInfo {
+            cum: 5_000_000_000,
+            sack: [SackBlock { start: 5_000_000_010, end: 5_000_000_020 }, SackBlock { start: 5_000_000_002, end: 5_000_000_004 }, SackBlock::default()],
+            nsack: 2,
+            ece: true,
+            tsecr: 123,
+            delayed: true,
+        };
+        let mut p = Packet::new(Kind::Ack, 1, 2, 64, 0);
+        p.set_ack(&info);
+        assert_eq!(p.ack(), info);
+        p.set_retrans(true);
+        assert!(p.retrans() && !p.cwr() && p.ack().ece);
     }
 }

@@ -11,7 +11,7 @@
 //! the CE mark of the data being acknowledged, and a change of CE state sends the delayed ACK for
 //! the previous state at once (RFC 8257 section 3.2).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::net::packet::{AckInfo, Ecn, Kind, Packet, SackBlock, TCP_IP_HEADER};
 use crate::sim::Timer;
@@ -38,6 +38,8 @@ pub struct TcpReceiver {
     pub rcv_nxt: u64,
     /// Out-of-order segments: seq -> payload.
     ooo: BTreeMap<u64, u32>,
+    /// The same segments as maximal contiguous ranges: start -> end.
+    ranges: BTreeMap<u64, u64>,
     /// SACK blocks, most recently changed first.
     sacks: Vec<SackBlock>,
     unacked: u32,
@@ -61,6 +63,7 @@ impl TcpReceiver {
             dscp,
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
+            ranges: BTreeMap::new(),
             sacks: Vec::with_capacity(4),
             unacked: 0,
             quickacks: MAX_QUICKACKS,
@@ -77,7 +80,7 @@ impl TcpReceiver {
 
     /// A data segment arrived. ACKs to send go to `acks`; a delayed-ACK timer to schedule is
     /// returned.
-    pub fn on_data(&mut self, pkt: &Packet, now: Nanos, acks: &mut Vec<Packet>) -> Option<Nanos> {
+    pub fn on_data(&mut self, pkt: &Packet, now: Nanos, acks: &mut VecDeque<Packet>) -> Option<Nanos> {
         let ce = pkt.ecn == Ecn::Ce;
         if self.ecn == EcnEcho::Dctcp && ce != self.ce_state {
             // Flush the pending delayed ACK with the old CE state first.
@@ -86,7 +89,7 @@ impl TcpReceiver {
             }
             self.ce_state = ce;
         }
-        if pkt.cwr {
+        if pkt.cwr() {
             self.ece = false;
         }
         if ce {
@@ -98,9 +101,11 @@ impl TcpReceiver {
             self.ts_recent = pkt.sent;
             self.rcv_nxt += 1;
             self.delivered_bytes += pkt.payload as u64;
-            while let Some(p) = self.ooo.remove(&self.rcv_nxt) {
-                self.rcv_nxt += 1;
-                self.delivered_bytes += p as u64;
+            if let Some(end) = self.ranges.remove(&self.rcv_nxt) {
+                for seq in self.rcv_nxt..end {
+                    self.delivered_bytes += self.ooo.remove(&seq).unwrap_or(0) as u64;
+                }
+                self.rcv_nxt = end;
             }
             if had_holes {
                 immediate = true; // a hole was filled
@@ -127,7 +132,7 @@ impl TcpReceiver {
     }
 
     /// The delayed-ACK timer fired.
-    pub fn on_delack_timer(&mut self, now: Nanos, acks: &mut Vec<Packet>) -> Option<Nanos> {
+    pub fn on_delack_timer(&mut self, now: Nanos, acks: &mut VecDeque<Packet>) -> Option<Nanos> {
         let (expired, again) = self.delack.fire(now);
         if expired && self.unacked > 0 {
             self.send_ack(now, true, acks);
@@ -135,23 +140,27 @@ impl TcpReceiver {
         again
     }
 
-    /// `tcp_sack_new_ofo_skb`: extend or create the block holding `seq` and move it to front.
+    /// `tcp_sack_new_ofo_skb`: merge `seq` into the out-of-order ranges (O(log n)) and move the
+    /// block holding it to the front of the SACK list.
     fn add_sack(&mut self, seq: u64) {
         let mut start = seq;
         let mut end = seq + 1;
-        // Merge with neighbours present in the out-of-order queue.
-        while start > self.rcv_nxt && self.ooo.contains_key(&(start - 1)) {
-            start -= 1;
+        if let Some((&s, &e)) = self.ranges.range(..seq).next_back() {
+            if e == seq {
+                start = s;
+                self.ranges.remove(&s);
+            }
         }
-        while self.ooo.contains_key(&end) {
-            end += 1;
+        if let Some(e) = self.ranges.remove(&end) {
+            end = e;
         }
+        self.ranges.insert(start, end);
         self.sacks.retain(|b| b.end < start || b.start > end);
         self.sacks.insert(0, SackBlock { start, end });
         self.sacks.truncate(4);
     }
 
-    fn send_ack(&mut self, now: Nanos, delayed: bool, acks: &mut Vec<Packet>) {
+    fn send_ack(&mut self, now: Nanos, delayed: bool, acks: &mut VecDeque<Packet>) {
         let nsack = self.sacks.len().min(3);
         let mut info = AckInfo {
             cum: self.rcv_nxt,
@@ -169,8 +178,8 @@ impl TcpReceiver {
         let sack_bytes = if nsack > 0 { (2 + 8 * nsack as u32).div_ceil(4) * 4 } else { 0 };
         let mut p = Packet::new(Kind::Ack, self.id, self.route, TCP_IP_HEADER + sack_bytes, now);
         p.dscp = self.dscp;
-        p.ack = info;
-        acks.push(p);
+        p.set_ack(&info);
+        acks.push_back(p);
         self.unacked = 0;
         self.acks_sent += 1;
         self.delack.cancel();
@@ -197,12 +206,12 @@ mod tests {
     #[test]
     fn acks_every_second_segment_and_delays_a_lone_one() {
         let mut r = rx();
-        let mut acks = vec![];
+        let mut acks = VecDeque::new();
         assert_eq!(r.on_data(&data(0), 1000, &mut acks), Some(1000 + DELACK));
         assert!(acks.is_empty());
         assert_eq!(r.on_data(&data(1), 2000, &mut acks), None);
         assert_eq!(acks.len(), 1);
-        assert_eq!(acks[0].ack.cum, 2);
+        assert_eq!(acks[0].ack().cum, 2);
         // A third segment waits. The first timer event (still pending at 1000 + DELACK) is
         // reused: it fires early and re-schedules itself at the new deadline, which sends the
         // ACK with the delayed flag.
@@ -210,13 +219,13 @@ mod tests {
         assert_eq!(r.on_delack_timer(1000 + DELACK, &mut acks), Some(3000 + DELACK));
         assert_eq!(acks.len(), 1);
         assert_eq!(r.on_delack_timer(3000 + DELACK, &mut acks), None);
-        assert_eq!((acks.len(), acks[1].ack.cum, acks[1].ack.delayed), (2, 3, true));
+        assert_eq!((acks.len(), acks[1].ack().cum, acks[1].ack().delayed), (2, 3, true));
     }
 
     #[test]
     fn quickack_at_start() {
         let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Classic);
-        let mut acks = vec![];
+        let mut acks = VecDeque::new();
         for s in 0..MAX_QUICKACKS as u64 {
             r.on_data(&data(s), s, &mut acks);
         }
@@ -228,12 +237,12 @@ mod tests {
     #[test]
     fn out_of_order_gets_immediate_sack_most_recent_first() {
         let mut r = rx();
-        let mut acks = vec![];
+        let mut acks = VecDeque::new();
         r.on_data(&data(0), 0, &mut acks);
         r.on_data(&data(2), 1, &mut acks); // hole at 1
         r.on_data(&data(5), 2, &mut acks); // hole at 3,4
         r.on_data(&data(3), 3, &mut acks); // extends block [2,4)
-        let last = acks.last().unwrap().ack;
+        let last = acks.back().unwrap().ack();
         assert_eq!(last.cum, 1);
         assert_eq!(last.nsack, 2);
         assert_eq!(last.sack[0], SackBlock { start: 2, end: 4 });
@@ -242,7 +251,7 @@ mod tests {
         let n = acks.len();
         r.on_data(&data(1), 4, &mut acks);
         assert_eq!(acks.len(), n + 1);
-        let last = acks.last().unwrap().ack;
+        let last = acks.back().unwrap().ack();
         assert_eq!((last.cum, last.nsack), (4, 1));
         assert_eq!(last.sack[0], SackBlock { start: 5, end: 6 });
         assert_eq!(r.delivered_bytes, 4 * 1448);
@@ -251,34 +260,34 @@ mod tests {
     #[test]
     fn classic_ecn_echo_until_cwr() {
         let mut r = rx();
-        let mut acks = vec![];
+        let mut acks = VecDeque::new();
         let mut ce = data(0);
         ce.ecn = Ecn::Ce;
         r.on_data(&ce, 0, &mut acks);
         r.on_data(&data(1), 1, &mut acks);
-        assert!(acks[0].ack.ece);
+        assert!(acks[0].ack().ece);
         let mut cwr = data(2);
-        cwr.cwr = true;
+        cwr.set_cwr(true);
         r.on_data(&cwr, 2, &mut acks);
         r.on_data(&data(3), 3, &mut acks);
-        assert!(!acks[1].ack.ece);
+        assert!(!acks[1].ack().ece);
     }
 
     #[test]
     fn dctcp_echo_flushes_on_ce_change() {
         let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Dctcp);
         r.quickacks = 0;
-        let mut acks = vec![];
+        let mut acks = VecDeque::new();
         r.on_data(&data(0), 0, &mut acks); // delayed, CE state 0
         let mut ce = data(1);
         ce.ecn = Ecn::Ce;
         r.on_data(&ce, 1, &mut acks);
         // First an ACK for seq 0 without ECE, then (after seg 1 alone) nothing yet.
         assert_eq!(acks.len(), 1);
-        assert_eq!((acks[0].ack.cum, acks[0].ack.ece), (1, false));
+        assert_eq!((acks[0].ack().cum, acks[0].ack().ece), (1, false));
         let mut ce2 = data(2);
         ce2.ecn = Ecn::Ce;
         r.on_data(&ce2, 2, &mut acks);
-        assert_eq!((acks[1].ack.cum, acks[1].ack.ece), (3, true));
+        assert_eq!((acks[1].ack().cum, acks[1].ack().ece), (3, true));
     }
 }

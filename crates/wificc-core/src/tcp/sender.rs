@@ -68,7 +68,7 @@ pub enum SenderTimer {
 /// Where a sender's actions go: packets to transmit and timers to schedule.
 pub struct Out<'a> {
     pub now: Nanos,
-    pub pkts: &'a mut Vec<Packet>,
+    pub pkts: &'a mut VecDeque<Packet>,
     pub timers: &'a mut Vec<(Nanos, SenderTimer)>,
 }
 
@@ -552,12 +552,12 @@ impl TcpSender {
             p.seq = seq + i as u64;
             p.payload = payload;
             p.dscp = self.dscp;
-            p.retrans = retrans;
+            p.set_retrans(retrans);
             p.ecn = if self.tp.ecn_ok { Ecn::Ect0 } else { Ecn::NotEct };
-            p.cwr = std::mem::take(&mut self.cwr_pending);
+            p.set_cwr(std::mem::take(&mut self.cwr_pending));
             // The skb's truesize is shared among its segments after GSO segmentation.
             p.truesize = (truesize / segs as u64) as u32 + u32::from(i == 0) * (truesize % segs as u64) as u32;
-            out.pkts.push(p);
+            out.pkts.push_back(p);
             self.stats.segs_sent += 1;
             self.stats.data_bytes_sent += payload as u64;
         }
@@ -586,8 +586,8 @@ impl TcpSender {
     }
 
     /// A packet of this socket left the host (TX completion): release its TSQ charge.
-    pub fn on_tx_complete(&mut self, pkt: &Packet, out: &mut Out) {
-        self.below_bytes = self.below_bytes.saturating_sub(pkt.truesize as u64);
+    pub fn on_tx_complete(&mut self, truesize: u32, out: &mut Out) {
+        self.below_bytes = self.below_bytes.saturating_sub(truesize as u64);
         self.below_packets = self.below_packets.saturating_sub(1);
         if self.tsq_throttled {
             self.tsq_throttled = false;
@@ -600,7 +600,7 @@ impl TcpSender {
     /// `tcp_ack`.
     pub fn on_ack(&mut self, ack: &Packet, out: &mut Out) {
         self.tp.now = out.now;
-        let info = ack.ack;
+        let info = ack.ack();
         if info.cum < self.tp.snd_una || info.cum > self.tp.snd_nxt {
             return; // old or invalid
         }
