@@ -27,6 +27,7 @@ pub mod codel;
 pub mod fifo;
 pub mod fq_codel;
 pub mod pfifo_fast;
+pub mod pie;
 
 use std::collections::VecDeque;
 
@@ -37,6 +38,7 @@ pub use codel::{Codel, CodelParams, CodelSource, CodelStats, CodelVars, ControlL
 pub use fifo::{Fifo, FifoLimit};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pfifo_fast::PfifoFast;
+pub use pie::{Pie, PieParams};
 
 /// Counters every qdisc keeps. They satisfy `enqueued = dequeued + dropped + len()` at all
 /// times: a packet refused at the tail counts as offered and dropped.
