@@ -4,86 +4,42 @@
 //! A tail-drop FIFO of `limit` packets that CE-marks an ECN-capable packet on arrival when the
 //! instantaneous queue it joins already holds K packets or more; below K nothing is marked.
 //! There is no averaging and no randomness, so the fraction of marked packets tracks the
-//! fraction of time the queue sits above K, which is what DCTCP's `alpha` estimates. Not-ECT
-//! packets are never marked and only dropped at the limit.
+//! fraction of time the queue sits at or above K, which is what DCTCP's `alpha` estimates.
+//! Not-ECT packets are never marked and only dropped at the limit, so pings and non-ECN flows
+//! sharing the queue see plain tail drop (Linux `red` in this role drops them above K unless
+//! its `nodrop` flag is set).
 //!
 //! Marking happens at enqueue, not dequeue: this is how the DCTCP paper's switches and Linux's
-//! `red` qdisc configured for DCTCP (min = max = K, probability 1) mark, and the paper's
-//! guideline for K (K > C x RTT / 7) is derived for it. (Marking at dequeue would deliver the
-//! signal one queueing delay sooner; it is not what the K guideline assumes.)
+//! `red` qdisc configured for DCTCP (min = max = K, probability 1, compared with the backlog
+//! the arrival finds) mark, and the paper's guideline for K (K > C x RTT / 7) is derived for
+//! it. Marking at dequeue would deliver the signal one queueing delay sooner but is not what
+//! the K guideline assumes.
+//!
+//! It is a [`Fifo`] with step marking; `Fifo::with_step_marking` also combines it with a byte
+//! limit or head drop.
 
-use super::{set_ce, PacketQueue, Qdisc, QdiscStats};
-use crate::net::packet::Packet;
-use crate::units::{Bytes, Nanos};
+use super::fifo::{Fifo, FifoLimit};
 
 /// Default marking threshold: 20 packets, the DCTCP paper's setting for 1 Gbit/s ports
 /// (section 4; it uses 65 at 10 Gbit/s).
 pub const ECN_STEP_K_PACKETS: u32 = 20;
 
-/// The step-marking FIFO.
-#[derive(Debug, Clone)]
-pub struct EcnStep {
-    q: PacketQueue,
-    limit: u32,
-    k: u32,
-    stats: QdiscStats,
-}
-
-impl EcnStep {
-    /// A FIFO of `limit` packets marking at `k` packets.
-    pub fn new(limit: u32, k: u32) -> Self {
-        EcnStep {
-            q: PacketQueue::new(),
-            limit,
-            k,
-            stats: QdiscStats::default(),
-        }
-    }
-}
-
-impl Qdisc for EcnStep {
-    fn enqueue(&mut self, mut pkt: Packet, _now: Nanos, dropped: &mut Vec<Packet>) {
-        self.stats.enqueued += 1;
-        if self.q.len() >= self.limit as usize {
-            self.stats.dropped += 1;
-            dropped.push(pkt);
-            return;
-        }
-        if self.q.len() >= self.k as usize && set_ce(&mut pkt) {
-            self.stats.ecn_marked += 1;
-        }
-        self.q.push(pkt);
-    }
-
-    fn dequeue(&mut self, _now: Nanos, _dropped: &mut Vec<Packet>) -> Option<Packet> {
-        let pkt = self.q.pop()?;
-        self.stats.dequeued += 1;
-        Some(pkt)
-    }
-
-    fn len(&self) -> usize {
-        self.q.len()
-    }
-
-    fn bytes(&self) -> Bytes {
-        self.q.bytes()
-    }
-
-    fn stats(&self) -> QdiscStats {
-        self.stats
-    }
+/// A tail-drop FIFO of `limit` packets marking at `k` packets.
+pub fn step_fifo(limit: u32, k: u32) -> Fifo {
+    Fifo::new(FifoLimit::Packets(limit), false).with_step_marking(k)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::testutil::{assert_conserved, ect, pkt, seqs};
+    use super::super::{Qdisc, QdiscStats};
     use super::*;
     use crate::net::packet::Ecn;
 
     #[test]
     fn marks_exactly_from_k_packets_queued() {
         // K = 3: arrivals find 0, 1, 2 packets queued (unmarked), then 3 and 4 (marked).
-        let mut q = EcnStep::new(100, 3);
+        let mut q = step_fifo(100, 3);
         let mut dropped = Vec::new();
         for s in 0..5 {
             q.enqueue(ect(0, 1500, s, 0), 0, &mut dropped);
@@ -98,7 +54,7 @@ mod tests {
     #[test]
     fn marking_follows_the_instantaneous_queue_down() {
         // K = 2: fill to 3, drain to 1, and the next arrival (joining 1 packet) is not marked.
-        let mut q = EcnStep::new(100, 2);
+        let mut q = step_fifo(100, 2);
         let mut dropped = Vec::new();
         for s in 0..3 {
             q.enqueue(ect(0, 1500, s, 0), 0, &mut dropped);
@@ -117,7 +73,7 @@ mod tests {
     fn not_ect_is_never_marked_and_the_limit_tail_drops() {
         // Limit 3, K = 1: the Not-ECT packet joining 1 packet passes unmarked; the 4th arrival
         // is dropped whatever its ECN field.
-        let mut q = EcnStep::new(3, 1);
+        let mut q = step_fifo(3, 1);
         let mut dropped = Vec::new();
         q.enqueue(ect(0, 1500, 0, 0), 0, &mut dropped);
         q.enqueue(pkt(0, 1500, 1, 0), 0, &mut dropped);

@@ -37,7 +37,7 @@ use crate::net::packet::{Ecn, Packet};
 use crate::units::{Bytes, Nanos};
 
 pub use codel::{Codel, CodelParams, CodelSource, CodelStats, CodelVars, ControlLaw};
-pub use ecn_step::EcnStep;
+pub use ecn_step::step_fifo;
 pub use fifo::{Fifo, FifoLimit};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pfifo_fast::PfifoFast;

@@ -193,7 +193,7 @@ impl PieVars {
         let now = ticks(now);
         let dtime = if !p.dq_rate_estimator {
             self.qdelay = now.saturating_sub(ticks(pkt.enqueued));
-            let dtime = self.dq_tstamp.map_or(0, |t| now - t);
+            let dtime = self.dq_tstamp.map_or(0, |t| now.saturating_sub(t));
             self.dq_tstamp = Some(now);
             if backlog == 0 {
                 self.qdelay = 0;
@@ -213,7 +213,7 @@ impl PieVars {
                 return;
             }
             // The kernel keeps both in u32.
-            let dtime = (now - start) as u32;
+            let dtime = now.saturating_sub(start) as u32;
             if dtime == 0 {
                 return;
             }

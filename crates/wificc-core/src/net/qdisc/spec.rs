@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::codel::{
     Codel, CodelParams, ControlLaw, CODEL_INTERVAL, CODEL_LIMIT_PACKETS, CODEL_TARGET,
 };
-use super::ecn_step::{EcnStep, ECN_STEP_K_PACKETS};
+use super::ecn_step::{step_fifo, ECN_STEP_K_PACKETS};
 use super::fifo::{Fifo, FifoLimit};
 use super::fq_codel::{
     FqCodel, FqCodelParams, FQ_CODEL_DROP_BATCH, FQ_CODEL_FLOWS, FQ_CODEL_LIMIT_PACKETS,
@@ -217,6 +217,9 @@ fn show_buf(b: &Buf) -> String {
 
 /// A duration in the largest unit that shows it exactly.
 fn show_dur(ns: Nanos) -> String {
+    if ns == 0 {
+        return "0s".to_string();
+    }
     let units = [
         ("s", NSEC_PER_SEC),
         ("ms", NSEC_PER_MSEC),
@@ -240,9 +243,34 @@ fn check_limit(limit: &Buf) -> Result<(), String> {
     Ok(())
 }
 
-fn check_codel(target: Dur, interval: Dur) -> Result<(), String> {
-    if interval.0 == 0 {
-        return Err(r#"interval = "0s": expected a positive duration"#.to_string());
+/// Longest time Linux accepts for these parameters: a u32 count of microseconds.
+const MAX_TIME_PARAM: Nanos = u32::MAX as Nanos * NSEC_PER_USEC;
+/// Shortest PIE update interval: one jiffy at HZ = 1000 (Linux rounds `tupdate` up to jiffies).
+const MIN_TUPDATE: Nanos = NSEC_PER_MSEC;
+
+fn check_time(name: &str, d: Dur, min: Nanos) -> Result<(), String> {
+    let want = if d.0 < min {
+        if min == 1 {
+            "a positive duration".to_string()
+        } else {
+            format!("at least {:?}", show_dur(min))
+        }
+    } else if d.0 > MAX_TIME_PARAM {
+        format!(
+            "at most {:?} (Linux's u32 microseconds)",
+            show_dur(MAX_TIME_PARAM)
+        )
+    } else {
+        return Ok(());
+    };
+    Err(format!("{name} = {:?}: expected {want}", show_dur(d.0)))
+}
+
+fn check_codel(target: Dur, interval: Dur, ce_threshold: Option<Dur>) -> Result<(), String> {
+    check_time("interval", interval, 1)?;
+    check_time("target", target, 0)?;
+    if let Some(ce) = ce_threshold {
+        check_time("ce_threshold", ce, 0)?;
     }
     if target.0 >= interval.0 {
         return Err(format!(
@@ -314,17 +342,21 @@ impl QdiscSpec {
         match *self {
             QdiscSpec::Pfifo { .. } | QdiscSpec::Bfifo { .. } | QdiscSpec::PfifoFast { .. } => {}
             QdiscSpec::Codel {
-                target, interval, ..
-            } => check_codel(target, interval)?,
+                target,
+                interval,
+                ce_threshold,
+                ..
+            } => check_codel(target, interval, ce_threshold)?,
             QdiscSpec::FqCodel {
                 flows,
                 target,
                 interval,
+                ce_threshold,
                 memory_limit,
                 drop_batch_size,
                 ..
             } => {
-                check_codel(target, interval)?;
+                check_codel(target, interval, ce_threshold)?;
                 if flows == 0 || flows > FQ_CODEL_MAX_FLOWS {
                     return Err(format!(
                         "flows = {flows}: expected 1 to {FQ_CODEL_MAX_FLOWS} flow queues"
@@ -338,14 +370,14 @@ impl QdiscSpec {
                 }
             }
             QdiscSpec::Pie {
+                target,
                 tupdate,
                 alpha,
                 beta,
                 ..
             } => {
-                if tupdate.0 == 0 {
-                    return Err(r#"tupdate = "0s": expected a positive duration"#.to_string());
-                }
+                check_time("target", target, 0)?;
+                check_time("tupdate", tupdate, MIN_TUPDATE)?;
                 for (name, v) in [("alpha", alpha), ("beta", beta)] {
                     if v > PIE_MAX_GAIN {
                         return Err(format!(
@@ -453,7 +485,7 @@ impl QdiscSpec {
                          ever marked"
                     ));
                 }
-                Box::new(EcnStep::new(packets, k))
+                Box::new(step_fifo(packets, k))
             }
         })
     }
@@ -625,8 +657,16 @@ mod tests {
                 r#"memory_limit = "0b": expected a positive size"#,
             ),
             (
-                r#"{"kind": "pie", "tupdate": "0s"}"#,
-                r#"tupdate = "0s": expected a positive duration"#,
+                r#"{"kind": "pie", "tupdate": "500us"}"#,
+                r#"tupdate = "500us": expected at least "1ms""#,
+            ),
+            (
+                r#"{"kind": "pie", "target": "5000s"}"#,
+                r#"target = "5000s": expected at most "4294967295us" (Linux's u32 microseconds)"#,
+            ),
+            (
+                r#"{"kind": "fq_codel", "ce_threshold": "7200s"}"#,
+                r#"ce_threshold = "7200s": expected at most "4294967295us" (Linux's u32 microseconds)"#,
             ),
             (
                 r#"{"kind": "pie", "alpha": 33}"#,
