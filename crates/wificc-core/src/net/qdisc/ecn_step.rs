@@ -1,5 +1,5 @@
 //! Step ECN marking at a threshold of K packets, the switch behaviour DCTCP is designed for
-//! (Alizadeh et al., "Data Center TCP", SIGCOMM 2010, section 3.1; RFC 8257 section 3.1).
+//! (Alizadeh et al., "Data Center TCP", SIGCOMM 2010; RFC 8257).
 //!
 //! A tail-drop FIFO of `limit` packets that CE-marks an ECN-capable packet on arrival when the
 //! instantaneous queue it joins already holds K packets or more; below K nothing is marked.
@@ -21,7 +21,7 @@
 use super::fifo::{Fifo, FifoLimit};
 
 /// Default marking threshold: 20 packets, the DCTCP paper's setting for 1 Gbit/s ports
-/// (section 4; it uses 65 at 10 Gbit/s).
+/// (it uses 65 at 10 Gbit/s).
 pub const ECN_STEP_K_PACKETS: u32 = 20;
 
 /// A tail-drop FIFO of `limit` packets marking at `k` packets.

@@ -9,7 +9,7 @@
 //! ```
 //!
 //! with target 15 ms, alpha 0.125 and beta 1.25 per second of delay error. While `p` is small
-//! both gains are scaled down (RFC 8033 section 4.2; Linux: /2 below 10%, and a further /4 per
+//! both gains are scaled down (RFC 8033; Linux: /2 below 10%, and a further /4 per
 //! decade below 1%, down to /2048 below 0.0001%) so the controller does not jump; above 10% one
 //! update may add at most 2%; a delay above 250 ms adds another 2%; two updates in a row with
 //! no delay multiply `p` by 63/64. When `p` is 0 and the delay has stayed under target/2 for
@@ -22,7 +22,7 @@
 //! On enqueue, beyond the `limit` (1000 packets) a packet is tail-dropped. Otherwise no early
 //! drop happens during the burst allowance (150 ms after a reset, consumed by the time that
 //! passes between dequeues), when the delay is under target/2 and `p` under 20%, or when fewer
-//! than two MTUs are queued. Otherwise the drop is de-randomised (RFC 8033 section 5.1):
+//! than two MTUs are queued. Otherwise the drop is de-randomised (RFC 8033):
 //! `accu_prob` sums `p` over arrivals; below 0.85 nothing is dropped, from 8.5 on a drop is
 //! certain, in between a packet is dropped with probability `p`; a drop clears `accu_prob`.
 //! With ECN, an early "drop" of an ECN-capable packet becomes a CE mark while `p <= 10%`.
@@ -40,7 +40,7 @@ use crate::net::packet::Packet;
 use crate::sim::Rng;
 use crate::units::{Bytes, Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
 
-/// Default target queueing delay: 15 ms (`pie_params_init`, RFC 8033 section 4.1).
+/// Default target queueing delay: 15 ms (`pie_params_init`, RFC 8033).
 pub const PIE_TARGET: Nanos = 15 * NSEC_PER_MSEC;
 /// Default probability update interval: 15 ms (`pie_params_init`).
 pub const PIE_TUPDATE: Nanos = 15 * NSEC_PER_MSEC;
@@ -57,9 +57,9 @@ pub const MAX_PROB: u64 = u64::MAX >> 8;
 /// Psched ticks are 2^6 ns (`PSCHED_SHIFT`, include/net/pkt_sched.h).
 const PSCHED_SHIFT: u32 = 6;
 const PSCHED_TICKS_PER_SEC: u64 = NSEC_PER_SEC >> PSCHED_SHIFT;
-/// Burst allowance after a reset: 150 ms (`pie_vars_init`, RFC 8033 section 4.3).
+/// Burst allowance after a reset: 150 ms (`pie_vars_init`, RFC 8033).
 const BURST_ALLOWANCE: Nanos = 150 * NSEC_PER_MSEC;
-/// Delay above which `p` gets an extra 2% per update (sch_pie.c, RFC 8033 section 4.2).
+/// Delay above which `p` gets an extra 2% per update (sch_pie.c, RFC 8033).
 const HIGH_DELAY: Nanos = 250 * NSEC_PER_MSEC;
 /// Bytes per departure-rate measurement cycle (`QUEUE_THRESHOLD`, pie.h).
 const QUEUE_THRESHOLD: u64 = 16384;
@@ -668,7 +668,7 @@ mod tests {
         }
         q.enqueue(pkt(0, 1500, 11, 530 * MS), 530 * MS, &mut dropped);
         assert_eq!(q.vars, v);
-        assert!(q.vars.prob > 0);
+        assert!(q.drop_probability() > 0.0 && q.vars() == &v);
         assert_eq!(q.next_update, 545 * MS);
     }
 

@@ -35,8 +35,9 @@ use crate::parse::{Buf, Buffer, Dur, Size};
 use crate::sim::Rng;
 use crate::units::{Bytes, Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 
-/// A device's default transmit queue length, packets (`txqueuelen`, Linux `DEFAULT_TX_QUEUE_LEN`
-/// for Ethernet): the default limit of pfifo, bfifo (times the MTU) and pfifo_fast.
+/// A device's default transmit queue length, packets (`txqueuelen`: Linux
+/// `DEFAULT_TX_QUEUE_LEN`, which `ether_setup` gives Ethernet devices): the default limit of
+/// pfifo, bfifo (times the MTU), pfifo_fast and the step-marking FIFO.
 pub const TXQUEUELEN: u32 = 1000;
 
 fn txqueuelen() -> Buf {
