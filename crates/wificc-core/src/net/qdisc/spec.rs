@@ -324,8 +324,29 @@ impl QdiscSpec {
         }
     }
 
+    /// pfifo with the Linux defaults: 1000 packets, tail drop.
+    pub fn default_pfifo() -> Self {
+        QdiscSpec::Pfifo {
+            limit: txqueuelen(),
+            head_drop: false,
+        }
+    }
+
+    /// pfifo_fast with the Linux defaults, the kernel's default qdisc.
+    pub fn default_pfifo_fast() -> Self {
+        QdiscSpec::PfifoFast {
+            limit: txqueuelen(),
+        }
+    }
+
+    /// The same qdisc with its buffer limit replaced by `limit`.
+    pub fn with_limit(mut self, limit: Buf) -> Self {
+        *self.limit_mut() = limit;
+        self
+    }
+
     /// The buffer limit, which every kind has.
-    fn limit(&self) -> &Buf {
+    fn limit_mut(&mut self) -> &mut Buf {
         match self {
             QdiscSpec::Pfifo { limit, .. }
             | QdiscSpec::Bfifo { limit, .. }
@@ -337,9 +358,14 @@ impl QdiscSpec {
         }
     }
 
+    /// The buffer limit (read through a copy: the spec is a small value without heap data).
+    fn limit(&self) -> Buf {
+        *self.clone().limit_mut()
+    }
+
     /// Check the parameters that do not depend on the path (MTU, BDP).
     pub fn validate(&self) -> Result<(), String> {
-        check_limit(self.limit())?;
+        check_limit(&self.limit())?;
         match *self {
             QdiscSpec::Pfifo { .. } | QdiscSpec::Bfifo { .. } | QdiscSpec::PfifoFast { .. } => {}
             QdiscSpec::Codel {
@@ -714,6 +740,29 @@ mod tests {
         assert_eq!(
             spec.build(125_000, 0, Rng::new(1, 1)).err().unwrap(),
             "mtu = 0: expected a positive MTU in bytes"
+        );
+    }
+
+    #[test]
+    fn default_constructors_and_limit_override() {
+        assert_eq!(
+            QdiscSpec::default_pfifo(),
+            json(r#"{"kind": "pfifo"}"#).unwrap()
+        );
+        assert_eq!(
+            QdiscSpec::default_pfifo_fast(),
+            json(r#"{"kind": "pfifo_fast"}"#).unwrap()
+        );
+        let spec = json(r#"{"kind": "fq_codel", "target": "20ms"}"#).unwrap();
+        let bdp = Buf(Buffer::Bdp(2.0));
+        assert_eq!(
+            spec.clone().with_limit(bdp),
+            json(r#"{"kind": "fq_codel", "target": "20ms", "limit": "2bdp"}"#).unwrap()
+        );
+        let zero = spec.with_limit(Buf(Buffer::Packets(0)));
+        assert_eq!(
+            zero.validate().unwrap_err(),
+            r#"limit = "0p": expected a buffer of at least 1 packet"#
         );
     }
 
