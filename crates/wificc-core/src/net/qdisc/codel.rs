@@ -38,14 +38,14 @@ use super::{set_ce, PacketQueue, Qdisc, QdiscStats};
 use crate::net::packet::Packet;
 use crate::units::{Bytes, Nanos, NSEC_PER_MSEC};
 
-/// Default target sojourn time: 5 ms (Linux `codel_params_init`, RFC 8289 section 4.4).
+/// Default target sojourn time: 5 ms (Linux `codel_params_init`, RFC 8289).
 pub const CODEL_TARGET: Nanos = 5 * NSEC_PER_MSEC;
-/// Default interval: 100 ms (Linux `codel_params_init`, RFC 8289 section 4.3).
+/// Default interval: 100 ms (Linux `codel_params_init`, RFC 8289).
 pub const CODEL_INTERVAL: Nanos = 100 * NSEC_PER_MSEC;
 /// Default packet limit of the codel qdisc (`DEFAULT_CODEL_LIMIT`, sch_codel.c).
 pub const CODEL_LIMIT_PACKETS: u32 = 1000;
 /// Re-entry window: resume the previous drop rate if re-entering within this many intervals
-/// of the last scheduled drop (codel_impl.h, RFC 8289 section 5.5).
+/// of the last scheduled drop (codel_impl.h, RFC 8289).
 const REENTRY_INTERVALS: u64 = 16;
 /// Shift from the Q0.16 `rec_inv_sqrt` to a Q0.32 number (`REC_INV_SQRT_SHIFT`, codel.h).
 const REC_INV_SQRT_SHIFT: u32 = 16;

@@ -11,8 +11,11 @@
 //!
 //! For a byte limit with head drop, a packet larger than the whole limit ends up dropping every
 //! packet ahead of it and then itself, as in Mahimahi.
+//!
+//! Optionally the FIFO CE-marks ECN-capable arrivals that find K packets or more queued: the
+//! DCTCP step marking of [`super::ecn_step`], which documents it.
 
-use super::{PacketQueue, Qdisc, QdiscStats};
+use super::{set_ce, PacketQueue, Qdisc, QdiscStats};
 use crate::net::packet::Packet;
 use crate::units::{Bytes, Nanos};
 
@@ -29,6 +32,8 @@ pub struct Fifo {
     q: PacketQueue,
     limit: FifoLimit,
     head_drop: bool,
+    /// Step-marking threshold K, packets.
+    mark_at: Option<u32>,
     stats: QdiscStats,
 }
 
@@ -38,8 +43,25 @@ impl Fifo {
             q: PacketQueue::new(),
             limit,
             head_drop,
+            mark_at: None,
             stats: QdiscStats::default(),
         }
+    }
+
+    /// CE-mark ECN-capable arrivals that find `k` packets or more queued.
+    pub fn with_step_marking(mut self, k: u32) -> Self {
+        self.mark_at = Some(k);
+        self
+    }
+
+    /// Queue `pkt`, step-marking it if it joins K packets or more.
+    fn push(&mut self, mut pkt: Packet) {
+        if let Some(k) = self.mark_at {
+            if self.q.len() >= k as usize && set_ce(&mut pkt) {
+                self.stats.ecn_marked += 1;
+            }
+        }
+        self.q.push(pkt);
     }
 
     /// Would the queue be within its limit holding `len` packets of `bytes` bytes?
@@ -55,14 +77,14 @@ impl Qdisc for Fifo {
     fn enqueue(&mut self, pkt: Packet, _now: Nanos, dropped: &mut Vec<Packet>) {
         self.stats.enqueued += 1;
         if self.head_drop {
-            self.q.push(pkt);
+            self.push(pkt);
             while !self.within(self.q.len(), self.q.bytes()) {
                 let Some(old) = self.q.pop() else { break };
                 self.stats.dropped += 1;
                 dropped.push(old);
             }
         } else if self.within(self.q.len() + 1, self.q.bytes() + pkt.bytes()) {
-            self.q.push(pkt);
+            self.push(pkt);
         } else {
             self.stats.dropped += 1;
             dropped.push(pkt);

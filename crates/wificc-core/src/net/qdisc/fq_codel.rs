@@ -37,7 +37,7 @@ use crate::net::packet::{Kind, Packet};
 use crate::sim::stream_seed;
 use crate::units::{Bytes, Nanos};
 
-/// Default number of flow queues (`fq_codel_init`, RFC 8290 section 5.1).
+/// Default number of flow queues (`fq_codel_init`, RFC 8290).
 pub const FQ_CODEL_FLOWS: u32 = 1024;
 /// Largest number of flow queues Linux accepts (`fq_codel_change`).
 pub const FQ_CODEL_MAX_FLOWS: u32 = 65536;

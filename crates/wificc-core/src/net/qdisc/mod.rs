@@ -24,9 +24,12 @@
 //! is the owner's call through `Box<dyn Qdisc>`, never inside a qdisc.
 
 pub mod codel;
+pub mod ecn_step;
 pub mod fifo;
 pub mod fq_codel;
 pub mod pfifo_fast;
+pub mod pie;
+pub mod spec;
 
 use std::collections::VecDeque;
 
@@ -34,9 +37,12 @@ use crate::net::packet::{Ecn, Packet};
 use crate::units::{Bytes, Nanos};
 
 pub use codel::{Codel, CodelParams, CodelSource, CodelStats, CodelVars, ControlLaw};
+pub use ecn_step::step_fifo;
 pub use fifo::{Fifo, FifoLimit};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pfifo_fast::PfifoFast;
+pub use pie::{Pie, PieParams};
+pub use spec::QdiscSpec;
 
 /// Counters every qdisc keeps. They satisfy `enqueued = dequeued + dropped + len()` at all
 /// times: a packet refused at the tail counts as offered and dropped.

@@ -1,0 +1,788 @@
+//! The scenario-facing description of a qdisc: a tagged table such as
+//!
+//! ```toml
+//! [link.qdisc]
+//! kind = "fq_codel"
+//! target = "20ms"
+//! ecn = false
+//! ```
+//!
+//! Every parameter is optional and defaults to the Linux value (`tc qdisc add ... <kind>` with
+//! no options), unknown keys are rejected, durations and sizes take unit strings (`"5ms"`,
+//! `"1514b"`), and limits are buffers in packets, bytes or multiples of the path's BDP
+//! (`"1000p"`, `"64kb"`, `"1bdp"`), resolved with [`Buffer::resolve`] when the qdisc is built.
+//! [`QdiscSpec::validate`] checks what can be checked alone; [`QdiscSpec::build`] also checks
+//! what depends on the MTU and the BDP, and every error names the parameter, the value given
+//! and what is expected.
+
+use serde::{Deserialize, Serialize};
+
+use super::codel::{
+    Codel, CodelParams, ControlLaw, CODEL_INTERVAL, CODEL_LIMIT_PACKETS, CODEL_TARGET,
+};
+use super::ecn_step::{step_fifo, ECN_STEP_K_PACKETS};
+use super::fifo::{Fifo, FifoLimit};
+use super::fq_codel::{
+    FqCodel, FqCodelParams, FQ_CODEL_DROP_BATCH, FQ_CODEL_FLOWS, FQ_CODEL_LIMIT_PACKETS,
+    FQ_CODEL_MAX_FLOWS, FQ_CODEL_MEMORY_LIMIT, FQ_CODEL_QUANTUM,
+};
+use super::pfifo_fast::PfifoFast;
+use super::pie::{
+    Pie, PieParams, PIE_ALPHA, PIE_BETA, PIE_LIMIT_PACKETS, PIE_MAX_GAIN, PIE_TARGET, PIE_TUPDATE,
+};
+use super::Qdisc;
+use crate::parse::{Buf, Buffer, Dur, Size};
+use crate::sim::Rng;
+use crate::units::{Bytes, Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
+
+/// A device's default transmit queue length, packets (`txqueuelen`: Linux
+/// `DEFAULT_TX_QUEUE_LEN`, which `ether_setup` gives Ethernet devices): the default limit of
+/// pfifo, bfifo (times the MTU), pfifo_fast and the step-marking FIFO.
+pub const TXQUEUELEN: u32 = 1000;
+
+fn txqueuelen() -> Buf {
+    Buf(Buffer::Packets(TXQUEUELEN))
+}
+fn codel_limit() -> Buf {
+    Buf(Buffer::Packets(CODEL_LIMIT_PACKETS))
+}
+fn codel_target() -> Dur {
+    Dur(CODEL_TARGET)
+}
+fn codel_interval() -> Dur {
+    Dur(CODEL_INTERVAL)
+}
+fn fq_codel_limit() -> Buf {
+    Buf(Buffer::Packets(FQ_CODEL_LIMIT_PACKETS))
+}
+fn fq_codel_flows() -> u32 {
+    FQ_CODEL_FLOWS
+}
+fn fq_codel_quantum() -> Size {
+    Size(FQ_CODEL_QUANTUM as Bytes)
+}
+fn fq_codel_memory_limit() -> Size {
+    Size(FQ_CODEL_MEMORY_LIMIT)
+}
+fn fq_codel_drop_batch() -> u32 {
+    FQ_CODEL_DROP_BATCH
+}
+fn yes() -> bool {
+    true
+}
+fn pie_limit() -> Buf {
+    Buf(Buffer::Packets(PIE_LIMIT_PACKETS))
+}
+fn pie_target() -> Dur {
+    Dur(PIE_TARGET)
+}
+fn pie_tupdate() -> Dur {
+    Dur(PIE_TUPDATE)
+}
+fn pie_alpha() -> u32 {
+    PIE_ALPHA
+}
+fn pie_beta() -> u32 {
+    PIE_BETA
+}
+fn ecn_step_k() -> u32 {
+    ECN_STEP_K_PACKETS
+}
+
+/// A queueing discipline and its parameters, as a scenario writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QdiscSpec {
+    /// Packet-limited FIFO (Linux `pfifo`; with `head_drop`, `pfifo_head_drop`).
+    Pfifo {
+        /// Default 1000 packets (txqueuelen); a byte or BDP limit is rounded up to packets.
+        #[serde(default = "txqueuelen")]
+        limit: Buf,
+        #[serde(default)]
+        head_drop: bool,
+    },
+    /// Byte-limited FIFO (Linux `bfifo`; with `head_drop`, Mahimahi `drophead` in bytes).
+    Bfifo {
+        /// Default 1000 packets x MTU bytes (txqueuelen x MTU).
+        #[serde(default = "txqueuelen")]
+        limit: Buf,
+        #[serde(default)]
+        head_drop: bool,
+    },
+    /// Linux's three-band default qdisc.
+    PfifoFast {
+        /// Default 1000 packets (txqueuelen), all bands together.
+        #[serde(default = "txqueuelen")]
+        limit: Buf,
+    },
+    /// CoDel (sch_codel.c).
+    Codel {
+        /// Default 1000 packets.
+        #[serde(default = "codel_limit")]
+        limit: Buf,
+        /// Default 5 ms.
+        #[serde(default = "codel_target")]
+        target: Dur,
+        /// Default 100 ms.
+        #[serde(default = "codel_interval")]
+        interval: Dur,
+        /// Default off.
+        #[serde(default)]
+        ecn: bool,
+        /// Default none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ce_threshold: Option<Dur>,
+        /// Default "linux" (Newton approximation); "exact" for RFC 8289's square root.
+        #[serde(default)]
+        control_law: ControlLaw,
+    },
+    /// FQ-CoDel (sch_fq_codel.c).
+    FqCodel {
+        /// Default 10240 packets.
+        #[serde(default = "fq_codel_limit")]
+        limit: Buf,
+        /// Default 1024 flow queues.
+        #[serde(default = "fq_codel_flows")]
+        flows: u32,
+        /// Default 1514 bytes.
+        #[serde(default = "fq_codel_quantum")]
+        quantum: Size,
+        /// Default 5 ms.
+        #[serde(default = "codel_target")]
+        target: Dur,
+        /// Default 100 ms.
+        #[serde(default = "codel_interval")]
+        interval: Dur,
+        /// Default on.
+        #[serde(default = "yes")]
+        ecn: bool,
+        /// Default none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ce_threshold: Option<Dur>,
+        /// Default 32 MiB.
+        #[serde(default = "fq_codel_memory_limit")]
+        memory_limit: Size,
+        /// Default 64 packets.
+        #[serde(default = "fq_codel_drop_batch")]
+        drop_batch_size: u32,
+        /// Default "linux".
+        #[serde(default)]
+        control_law: ControlLaw,
+    },
+    /// PIE (sch_pie.c).
+    Pie {
+        /// Default 1000 packets.
+        #[serde(default = "pie_limit")]
+        limit: Buf,
+        /// Default 15 ms.
+        #[serde(default = "pie_target")]
+        target: Dur,
+        /// Default 15 ms.
+        #[serde(default = "pie_tupdate")]
+        tupdate: Dur,
+        /// Units of 1/16, 0..=32; default 2 (0.125).
+        #[serde(default = "pie_alpha")]
+        alpha: u32,
+        /// Units of 1/16, 0..=32; default 20 (1.25).
+        #[serde(default = "pie_beta")]
+        beta: u32,
+        /// Default off.
+        #[serde(default)]
+        ecn: bool,
+        /// Default off.
+        #[serde(default)]
+        bytemode: bool,
+        /// Default off (queue delay from timestamps).
+        #[serde(default)]
+        dq_rate_estimator: bool,
+    },
+    /// DCTCP-style step marking FIFO.
+    EcnStep {
+        /// Default 1000 packets.
+        #[serde(default = "txqueuelen")]
+        limit: Buf,
+        /// Marking threshold, packets; default 20.
+        #[serde(default = "ecn_step_k")]
+        k: u32,
+    },
+}
+
+/// A buffer as scenarios write it.
+fn show_buf(b: &Buf) -> String {
+    match b.0 {
+        Buffer::Packets(p) => format!("{p}p"),
+        Buffer::Bytes(n) => format!("{n}b"),
+        Buffer::Bdp(m) => format!("{m}bdp"),
+    }
+}
+
+/// A duration in the largest unit that shows it exactly.
+fn show_dur(ns: Nanos) -> String {
+    if ns == 0 {
+        return "0s".to_string();
+    }
+    let units = [
+        ("s", NSEC_PER_SEC),
+        ("ms", NSEC_PER_MSEC),
+        ("us", NSEC_PER_USEC),
+    ];
+    for (unit, scale) in units {
+        if ns >= scale && ns / scale * scale == ns {
+            return format!("{}{unit}", ns / scale);
+        }
+    }
+    format!("{ns}ns")
+}
+
+fn check_limit(limit: &Buf) -> Result<(), String> {
+    if limit.0.is_zero() {
+        return Err(format!(
+            "limit = {:?}: expected a buffer of at least 1 packet",
+            show_buf(limit)
+        ));
+    }
+    Ok(())
+}
+
+/// Longest time Linux accepts for these parameters: a u32 count of microseconds.
+const MAX_TIME_PARAM: Nanos = u32::MAX as Nanos * NSEC_PER_USEC;
+/// Shortest PIE update interval: one jiffy at HZ = 1000 (Linux rounds `tupdate` up to jiffies).
+const MIN_TUPDATE: Nanos = NSEC_PER_MSEC;
+
+fn check_time(name: &str, d: Dur, min: Nanos) -> Result<(), String> {
+    let want = if d.0 < min {
+        if min == 1 {
+            "a positive duration".to_string()
+        } else {
+            format!("at least {:?}", show_dur(min))
+        }
+    } else if d.0 > MAX_TIME_PARAM {
+        format!(
+            "at most {:?} (Linux's u32 microseconds)",
+            show_dur(MAX_TIME_PARAM)
+        )
+    } else {
+        return Ok(());
+    };
+    Err(format!("{name} = {:?}: expected {want}", show_dur(d.0)))
+}
+
+fn check_codel(target: Dur, interval: Dur, ce_threshold: Option<Dur>) -> Result<(), String> {
+    check_time("interval", interval, 1)?;
+    check_time("target", target, 0)?;
+    if let Some(ce) = ce_threshold {
+        check_time("ce_threshold", ce, 0)?;
+    }
+    if target.0 >= interval.0 {
+        return Err(format!(
+            "target = {:?}: expected less than interval = {:?}",
+            show_dur(target.0),
+            show_dur(interval.0)
+        ));
+    }
+    Ok(())
+}
+
+fn check_at_least_mtu(name: &str, bytes: Bytes, mtu: u32) -> Result<(), String> {
+    if bytes < mtu as Bytes {
+        return Err(format!(
+            "{name} = \"{bytes}b\": expected at least the MTU ({mtu} bytes)"
+        ));
+    }
+    Ok(())
+}
+
+fn codel_params(
+    mtu: u32,
+    target: Dur,
+    interval: Dur,
+    ecn: bool,
+    ce_threshold: Option<Dur>,
+    law: ControlLaw,
+) -> CodelParams {
+    CodelParams {
+        target: target.0,
+        interval: interval.0,
+        mtu,
+        ecn,
+        ce_threshold: ce_threshold.map(|d| d.0),
+        law,
+    }
+}
+
+impl QdiscSpec {
+    /// The qdisc's name (its `kind`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            QdiscSpec::Pfifo { .. } => "pfifo",
+            QdiscSpec::Bfifo { .. } => "bfifo",
+            QdiscSpec::PfifoFast { .. } => "pfifo_fast",
+            QdiscSpec::Codel { .. } => "codel",
+            QdiscSpec::FqCodel { .. } => "fq_codel",
+            QdiscSpec::Pie { .. } => "pie",
+            QdiscSpec::EcnStep { .. } => "ecn_step",
+        }
+    }
+
+    /// pfifo with the Linux defaults: 1000 packets, tail drop.
+    pub fn default_pfifo() -> Self {
+        QdiscSpec::Pfifo {
+            limit: txqueuelen(),
+            head_drop: false,
+        }
+    }
+
+    /// pfifo_fast with the Linux defaults, the kernel's default qdisc.
+    pub fn default_pfifo_fast() -> Self {
+        QdiscSpec::PfifoFast {
+            limit: txqueuelen(),
+        }
+    }
+
+    /// The same qdisc with its buffer limit replaced by `limit`.
+    pub fn with_limit(mut self, limit: Buf) -> Self {
+        *self.limit_mut() = limit;
+        self
+    }
+
+    /// The buffer limit, which every kind has.
+    fn limit_mut(&mut self) -> &mut Buf {
+        match self {
+            QdiscSpec::Pfifo { limit, .. }
+            | QdiscSpec::Bfifo { limit, .. }
+            | QdiscSpec::PfifoFast { limit }
+            | QdiscSpec::Codel { limit, .. }
+            | QdiscSpec::FqCodel { limit, .. }
+            | QdiscSpec::Pie { limit, .. }
+            | QdiscSpec::EcnStep { limit, .. } => limit,
+        }
+    }
+
+    /// The buffer limit (read through a copy: the spec is a small value without heap data).
+    fn limit(&self) -> Buf {
+        *self.clone().limit_mut()
+    }
+
+    /// Check the parameters that do not depend on the path (MTU, BDP).
+    pub fn validate(&self) -> Result<(), String> {
+        check_limit(&self.limit())?;
+        match *self {
+            QdiscSpec::Pfifo { .. } | QdiscSpec::Bfifo { .. } | QdiscSpec::PfifoFast { .. } => {}
+            QdiscSpec::Codel {
+                target,
+                interval,
+                ce_threshold,
+                ..
+            } => check_codel(target, interval, ce_threshold)?,
+            QdiscSpec::FqCodel {
+                flows,
+                target,
+                interval,
+                ce_threshold,
+                memory_limit,
+                drop_batch_size,
+                ..
+            } => {
+                check_codel(target, interval, ce_threshold)?;
+                if flows == 0 || flows > FQ_CODEL_MAX_FLOWS {
+                    return Err(format!(
+                        "flows = {flows}: expected 1 to {FQ_CODEL_MAX_FLOWS} flow queues"
+                    ));
+                }
+                if drop_batch_size == 0 {
+                    return Err("drop_batch_size = 0: expected at least 1 packet".to_string());
+                }
+                if memory_limit.0 == 0 {
+                    return Err("memory_limit = \"0b\": expected a positive size".to_string());
+                }
+            }
+            QdiscSpec::Pie {
+                target,
+                tupdate,
+                alpha,
+                beta,
+                ..
+            } => {
+                check_time("target", target, 0)?;
+                check_time("tupdate", tupdate, MIN_TUPDATE)?;
+                for (name, v) in [("alpha", alpha), ("beta", beta)] {
+                    if v > PIE_MAX_GAIN {
+                        return Err(format!(
+                            "{name} = {v}: expected 0 to {PIE_MAX_GAIN} (units of 1/16)"
+                        ));
+                    }
+                }
+            }
+            QdiscSpec::EcnStep { k, .. } => {
+                if k == 0 {
+                    return Err("k = 0: expected a marking threshold of at least 1 packet".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Build the qdisc for a path of `bdp_bytes` and `mtu`; `rng` is the qdisc's own random
+    /// stream (PIE's drops, fq_codel's hash perturbation).
+    pub fn build(&self, bdp_bytes: u64, mtu: u32, mut rng: Rng) -> Result<Box<dyn Qdisc>, String> {
+        self.validate()?;
+        if mtu == 0 {
+            return Err("mtu = 0: expected a positive MTU in bytes".to_string());
+        }
+        let (packets, bytes) = self.limit().0.resolve(bdp_bytes, mtu);
+        Ok(match *self {
+            QdiscSpec::Pfifo { head_drop, .. } => {
+                Box::new(Fifo::new(FifoLimit::Packets(packets), head_drop))
+            }
+            QdiscSpec::Bfifo { head_drop, .. } => {
+                check_at_least_mtu("limit", bytes, mtu)?;
+                Box::new(Fifo::new(FifoLimit::Bytes(bytes), head_drop))
+            }
+            QdiscSpec::PfifoFast { .. } => Box::new(PfifoFast::new(packets)),
+            QdiscSpec::Codel {
+                target,
+                interval,
+                ecn,
+                ce_threshold,
+                control_law,
+                ..
+            } => {
+                let params = codel_params(mtu, target, interval, ecn, ce_threshold, control_law);
+                Box::new(Codel::new(packets, params))
+            }
+            QdiscSpec::FqCodel {
+                flows,
+                quantum,
+                target,
+                interval,
+                ecn,
+                ce_threshold,
+                memory_limit,
+                drop_batch_size,
+                control_law,
+                ..
+            } => {
+                check_at_least_mtu("quantum", quantum.0, mtu)?;
+                check_at_least_mtu("memory_limit", memory_limit.0, mtu)?;
+                let quantum = u32::try_from(quantum.0).map_err(|_| {
+                    format!(
+                        "quantum = \"{}b\": expected at most {} bytes",
+                        quantum.0,
+                        u32::MAX
+                    )
+                })?;
+                let params = FqCodelParams {
+                    flows,
+                    quantum,
+                    limit: packets,
+                    memory_limit: memory_limit.0,
+                    drop_batch_size,
+                    codel: codel_params(mtu, target, interval, ecn, ce_threshold, control_law),
+                };
+                let seed = ((rng.next_u32() as u64) << 32) | rng.next_u32() as u64;
+                Box::new(FqCodel::new(params, seed))
+            }
+            QdiscSpec::Pie {
+                target,
+                tupdate,
+                alpha,
+                beta,
+                ecn,
+                bytemode,
+                dq_rate_estimator,
+                ..
+            } => {
+                let params = PieParams {
+                    target: target.0,
+                    tupdate: tupdate.0,
+                    limit: packets,
+                    alpha,
+                    beta,
+                    ecn,
+                    bytemode,
+                    dq_rate_estimator,
+                    mtu,
+                };
+                Box::new(Pie::new(params, rng))
+            }
+            QdiscSpec::EcnStep { k, .. } => {
+                if k >= packets {
+                    return Err(format!(
+                        "k = {k}: expected fewer than limit ({packets} packets), or nothing is \
+                         ever marked"
+                    ));
+                }
+                Box::new(step_fifo(packets, k))
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::pkt;
+    use super::*;
+
+    fn json(s: &str) -> Result<QdiscSpec, String> {
+        serde_json::from_str(s).map_err(|e| e.to_string())
+    }
+
+    fn toml_spec(s: &str) -> Result<QdiscSpec, String> {
+        toml::from_str(s).map_err(|e| e.to_string())
+    }
+
+    fn build_err(spec: &QdiscSpec) -> String {
+        spec.build(125_000, 1500, Rng::new(1, 1)).err().unwrap()
+    }
+
+    #[test]
+    fn defaults_are_the_linux_ones() {
+        assert_eq!(
+            json(r#"{"kind": "fq_codel"}"#).unwrap(),
+            QdiscSpec::FqCodel {
+                limit: Buf(Buffer::Packets(10240)),
+                flows: 1024,
+                quantum: Size(1514),
+                target: Dur(5 * NSEC_PER_MSEC),
+                interval: Dur(100 * NSEC_PER_MSEC),
+                ecn: true,
+                ce_threshold: None,
+                memory_limit: Size(32 * 1024 * 1024),
+                drop_batch_size: 64,
+                control_law: ControlLaw::Linux,
+            }
+        );
+        assert_eq!(
+            toml_spec("kind = \"pie\"").unwrap(),
+            QdiscSpec::Pie {
+                limit: Buf(Buffer::Packets(1000)),
+                target: Dur(15 * NSEC_PER_MSEC),
+                tupdate: Dur(15 * NSEC_PER_MSEC),
+                alpha: 2,
+                beta: 20,
+                ecn: false,
+                bytemode: false,
+                dq_rate_estimator: false,
+            }
+        );
+        assert_eq!(
+            toml_spec("kind = \"codel\"").unwrap(),
+            QdiscSpec::Codel {
+                limit: Buf(Buffer::Packets(1000)),
+                target: Dur(5 * NSEC_PER_MSEC),
+                interval: Dur(100 * NSEC_PER_MSEC),
+                ecn: false,
+                ce_threshold: None,
+                control_law: ControlLaw::Linux,
+            }
+        );
+        assert_eq!(
+            json(r#"{"kind": "pfifo"}"#).unwrap(),
+            QdiscSpec::Pfifo {
+                limit: Buf(Buffer::Packets(1000)),
+                head_drop: false
+            }
+        );
+        assert_eq!(
+            json(r#"{"kind": "ecn_step"}"#).unwrap(),
+            QdiscSpec::EcnStep {
+                limit: Buf(Buffer::Packets(1000)),
+                k: 20
+            }
+        );
+    }
+
+    #[test]
+    fn parses_units_and_round_trips() {
+        let s = toml_spec(
+            "kind = \"codel\"\nlimit = \"0.5bdp\"\ntarget = \"20ms\"\ninterval = \"200ms\"\n\
+             ce_threshold = \"1ms\"\ncontrol_law = \"exact\"",
+        )
+        .unwrap();
+        assert_eq!(
+            s,
+            QdiscSpec::Codel {
+                limit: Buf(Buffer::Bdp(0.5)),
+                target: Dur(20 * NSEC_PER_MSEC),
+                interval: Dur(200 * NSEC_PER_MSEC),
+                ecn: false,
+                ce_threshold: Some(Dur(NSEC_PER_MSEC)),
+                control_law: ControlLaw::Exact,
+            }
+        );
+        let back: QdiscSpec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn every_kind_builds_with_defaults_and_reports_its_name() {
+        for kind in [
+            "pfifo",
+            "bfifo",
+            "pfifo_fast",
+            "codel",
+            "fq_codel",
+            "pie",
+            "ecn_step",
+        ] {
+            let spec = json(&format!(r#"{{"kind": "{kind}"}}"#)).unwrap();
+            assert_eq!(spec.name(), kind);
+            let q = spec.build(125_000, 1500, Rng::new(1, 1)).unwrap();
+            assert!(q.is_empty());
+        }
+    }
+
+    #[test]
+    fn unknown_fields_and_kinds_are_rejected() {
+        let e = json(r#"{"kind": "pfifo", "limt": "10p"}"#).unwrap_err();
+        assert!(e.contains("unknown field `limt`"), "{e}");
+        let e = toml_spec("kind = \"fq_codel\"\ntarget = \"5ms\"\nquantom = 300").unwrap_err();
+        assert!(e.contains("unknown field `quantom`"), "{e}");
+        let e = json(r#"{"kind": "sfq"}"#).unwrap_err();
+        assert!(e.contains("unknown variant `sfq`"), "{e}");
+        let e = json(r#"{"kind": "codel", "target": "5 parsecs"}"#).unwrap_err();
+        assert!(e.contains("expected a duration unit"), "{e}");
+    }
+
+    #[test]
+    fn invalid_values_name_the_parameter_value_and_expectation() {
+        let cases = [
+            (
+                r#"{"kind": "pfifo", "limit": "0p"}"#,
+                r#"limit = "0p": expected a buffer of at least 1 packet"#,
+            ),
+            (
+                r#"{"kind": "bfifo", "limit": "0bdp"}"#,
+                r#"limit = "0bdp": expected a buffer of at least 1 packet"#,
+            ),
+            (
+                r#"{"kind": "ecn_step", "k": 0}"#,
+                "k = 0: expected a marking threshold of at least 1 packet",
+            ),
+            (
+                r#"{"kind": "codel", "target": "100ms"}"#,
+                r#"target = "100ms": expected less than interval = "100ms""#,
+            ),
+            (
+                r#"{"kind": "codel", "interval": "0ms"}"#,
+                r#"interval = "0s": expected a positive duration"#,
+            ),
+            (
+                r#"{"kind": "fq_codel", "flows": 0}"#,
+                "flows = 0: expected 1 to 65536 flow queues",
+            ),
+            (
+                r#"{"kind": "fq_codel", "flows": 70000}"#,
+                "flows = 70000: expected 1 to 65536 flow queues",
+            ),
+            (
+                r#"{"kind": "fq_codel", "drop_batch_size": 0}"#,
+                "drop_batch_size = 0: expected at least 1 packet",
+            ),
+            (
+                r#"{"kind": "fq_codel", "memory_limit": "0b"}"#,
+                r#"memory_limit = "0b": expected a positive size"#,
+            ),
+            (
+                r#"{"kind": "pie", "tupdate": "500us"}"#,
+                r#"tupdate = "500us": expected at least "1ms""#,
+            ),
+            (
+                r#"{"kind": "pie", "target": "5000s"}"#,
+                r#"target = "5000s": expected at most "4294967295us" (Linux's u32 microseconds)"#,
+            ),
+            (
+                r#"{"kind": "fq_codel", "ce_threshold": "7200s"}"#,
+                r#"ce_threshold = "7200s": expected at most "4294967295us" (Linux's u32 microseconds)"#,
+            ),
+            (
+                r#"{"kind": "pie", "alpha": 33}"#,
+                "alpha = 33: expected 0 to 32 (units of 1/16)",
+            ),
+            (
+                r#"{"kind": "pie", "beta": 40}"#,
+                "beta = 40: expected 0 to 32 (units of 1/16)",
+            ),
+        ];
+        for (input, msg) in cases {
+            let spec = json(input).unwrap();
+            assert_eq!(spec.validate().unwrap_err(), msg, "{input}");
+            assert_eq!(build_err(&spec), msg, "{input}");
+        }
+    }
+
+    #[test]
+    fn path_dependent_values_are_checked_at_build() {
+        let cases = [
+            (
+                r#"{"kind": "fq_codel", "quantum": 1000}"#,
+                r#"quantum = "1000b": expected at least the MTU (1500 bytes)"#,
+            ),
+            (
+                r#"{"kind": "fq_codel", "memory_limit": "1kb"}"#,
+                r#"memory_limit = "1000b": expected at least the MTU (1500 bytes)"#,
+            ),
+            (
+                r#"{"kind": "bfifo", "limit": "1000b"}"#,
+                r#"limit = "1000b": expected at least the MTU (1500 bytes)"#,
+            ),
+            (
+                r#"{"kind": "ecn_step", "limit": "20p", "k": 20}"#,
+                "k = 20: expected fewer than limit (20 packets), or nothing is ever marked",
+            ),
+        ];
+        for (input, msg) in cases {
+            let spec = json(input).unwrap();
+            assert_eq!(spec.validate(), Ok(()), "{input}");
+            assert_eq!(build_err(&spec), msg, "{input}");
+        }
+        let spec = json(r#"{"kind": "pfifo"}"#).unwrap();
+        assert_eq!(
+            spec.build(125_000, 0, Rng::new(1, 1)).err().unwrap(),
+            "mtu = 0: expected a positive MTU in bytes"
+        );
+    }
+
+    #[test]
+    fn default_constructors_and_limit_override() {
+        assert_eq!(
+            QdiscSpec::default_pfifo(),
+            json(r#"{"kind": "pfifo"}"#).unwrap()
+        );
+        assert_eq!(
+            QdiscSpec::default_pfifo_fast(),
+            json(r#"{"kind": "pfifo_fast"}"#).unwrap()
+        );
+        let spec = json(r#"{"kind": "fq_codel", "target": "20ms"}"#).unwrap();
+        let bdp = Buf(Buffer::Bdp(2.0));
+        assert_eq!(
+            spec.clone().with_limit(bdp),
+            json(r#"{"kind": "fq_codel", "target": "20ms", "limit": "2bdp"}"#).unwrap()
+        );
+        let zero = spec.with_limit(Buf(Buffer::Packets(0)));
+        assert_eq!(
+            zero.validate().unwrap_err(),
+            r#"limit = "0p": expected a buffer of at least 1 packet"#
+        );
+    }
+
+    #[test]
+    fn bdp_limits_resolve_against_the_path() {
+        // 1 BDP of 125000 B at MTU 1500 is 84 packets: the 85th arrival is refused.
+        let spec = json(r#"{"kind": "pfifo", "limit": "1bdp"}"#).unwrap();
+        let mut q = spec.build(125_000, 1500, Rng::new(1, 1)).unwrap();
+        let mut dropped = Vec::new();
+        for s in 0..85 {
+            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+        }
+        assert_eq!((q.len(), dropped.len()), (84, 1));
+        // bfifo default: 1000 packets x 1500 B = 1500000 B.
+        let spec = json(r#"{"kind": "bfifo"}"#).unwrap();
+        let mut q = spec.build(125_000, 1500, Rng::new(1, 1)).unwrap();
+        dropped.clear();
+        for s in 0..1001 {
+            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+        }
+        assert_eq!((q.bytes(), dropped.len()), (1_500_000, 1));
+    }
+}
