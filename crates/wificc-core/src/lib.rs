@@ -1,12 +1,12 @@
 //! wificc-core: a packet-level discrete-event simulator of Linux TCP senders over wired and
 //! Wi-Fi links. See `docs/architecture.md` for the path of a packet through these modules.
 
-//TMP pub mod api;
+pub mod api;
 pub mod cc;
 pub mod metrics;
 pub mod net;
 pub mod parse;
-//TMP pub mod scenario;
+pub mod scenario;
 pub mod sim;
 pub mod tcp;
 pub mod units;

@@ -47,7 +47,11 @@ pub fn duration(s: &str) -> Result<Nanos, String> {
         "us" => 1e3,
         "ns" => 1.0,
         "m" | "min" => 60e9,
-        _ => return Err(format!("got {s:?}, expected a duration unit of ns, us, ms, s or min")),
+        _ => {
+            return Err(format!(
+                "got {s:?}, expected a duration unit of ns, us, ms, s or min"
+            ))
+        }
     };
     Ok((v * scale).round() as Nanos)
 }
@@ -63,7 +67,11 @@ pub fn rate(s: &str) -> Result<BitsPerSec, String> {
         "kbit" | "k" | "kb" => 1e3,
         "mbit" | "m" | "mb" => 1e6,
         "gbit" | "g" | "gb" => 1e9,
-        _ => return Err(format!("got {s:?}, expected a rate unit of bit, kbit, mbit or gbit")),
+        _ => {
+            return Err(format!(
+                "got {s:?}, expected a rate unit of bit, kbit, mbit or gbit"
+            ))
+        }
     };
     Ok((v * scale).round() as BitsPerSec)
 }
@@ -79,7 +87,11 @@ pub fn size(s: &str) -> Result<Bytes, String> {
         "kib" => 1024.0,
         "mb" => 1e6,
         "mib" => 1024.0 * 1024.0,
-        _ => return Err(format!("got {s:?}, expected a size unit of b, kb, kib, mb or mib")),
+        _ => {
+            return Err(format!(
+                "got {s:?}, expected a size unit of b, kb, kib, mb or mib"
+            ))
+        }
     };
     Ok((v * scale).round() as Bytes)
 }
@@ -101,7 +113,10 @@ impl Buffer {
             Buffer::Bytes(b) => ((b.div_ceil(mtu as Bytes)).max(1) as u32, b),
             Buffer::Bdp(m) => {
                 let b = (bdp as f64 * m).round() as Bytes;
-                ((b.div_ceil(mtu as Bytes)).max(1) as u32, b.max(mtu as Bytes))
+                (
+                    (b.div_ceil(mtu as Bytes)).max(1) as u32,
+                    b.max(mtu as Bytes),
+                )
             }
         }
     }

@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::cc;
-use crate::metrics::results::{jain_index, FlowSummary, PingSummary, QueueSummary, RunResult, RunSeries, RunSummary, SeriesOf};
+use crate::metrics::results::{
+    jain_index, FlowSummary, PingSummary, QueueSummary, RunResult, RunSeries, RunSummary, SeriesOf,
+};
 use crate::net::link::{Link, ETHERNET_OVERHEAD};
 use crate::net::packet::TCP_IP_HEADER;
 use crate::net::qdisc::QdiscSpec;
@@ -26,7 +28,7 @@ use crate::sim::Rng;
 use crate::tcp::config::{SenderConfig, TsqMode};
 use crate::tcp::receiver::{EcnEcho, TcpReceiver};
 use crate::tcp::sender::TcpSender;
-use crate::units::{secs, Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
+use crate::units::{secs, NSEC_PER_MSEC, NSEC_PER_SEC};
 use crate::world::{Hop, PingKind, World};
 
 /// A scenario error: the field path, and what is wrong with its value.
@@ -38,7 +40,10 @@ pub struct ScenarioError {
 }
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-    ScenarioError { field: field.into(), message: message.into() }
+    ScenarioError {
+        field: field.into(),
+        message: message.into(),
+    }
 }
 
 fn d(ms: u64) -> Dur {
@@ -375,9 +380,11 @@ impl Scenario {
     /// Parse a scenario, naming the field of any malformed value.
     pub fn parse(text: &str, format: Format) -> Result<Scenario, ScenarioError> {
         let value: Value = match format {
-            Format::Json => serde_json::from_str(text).map_err(|e| err("(document)", format!("invalid JSON: {e}")))?,
+            Format::Json => serde_json::from_str(text)
+                .map_err(|e| err("(document)", format!("invalid JSON: {e}")))?,
             Format::Toml => {
-                let t: toml::Value = toml::from_str(text).map_err(|e| err("(document)", format!("invalid TOML: {}", e.message())))?;
+                let t: toml::Value = toml::from_str(text)
+                    .map_err(|e| err("(document)", format!("invalid TOML: {}", e.message())))?;
                 serde_json::to_value(t).map_err(|e| err("(document)", e.to_string()))?
             }
         };
@@ -389,7 +396,11 @@ impl Scenario {
         let s: Scenario = serde_path_to_error::deserialize(&value).map_err(|e| {
             let path = e.path().to_string();
             let msg = e.into_inner().to_string();
-            let field = if path == "." { "(scenario)".to_string() } else { path };
+            let field = if path == "." {
+                "(scenario)".to_string()
+            } else {
+                path
+            };
             err(field, msg)
         })?;
         s.validate()?;
@@ -402,29 +413,58 @@ impl Scenario {
             return Err(err("duration", "got \"0s\", expected a positive duration"));
         }
         if self.step.0 == 0 {
-            return Err(err("step", "got \"0s\", expected a positive sampling interval"));
+            return Err(err(
+                "step",
+                "got \"0s\", expected a positive sampling interval",
+            ));
         }
         if self.warmup.0 >= self.duration.0 {
-            return Err(err("warmup", format!("got {}, expected less than the duration {}", show_secs(self.warmup.0), show_secs(self.duration.0))));
+            return Err(err(
+                "warmup",
+                format!(
+                    "got {}, expected less than the duration {}",
+                    show_secs(self.warmup.0),
+                    show_secs(self.duration.0)
+                ),
+            ));
         }
         let clients = match &self.path {
             PathSpec::Wired(w) => {
                 if w.rate.0 == 0 {
-                    return Err(err("path.rate", "got 0 bit/s, expected a positive rate such as \"50mbit\""));
+                    return Err(err(
+                        "path.rate",
+                        "got 0 bit/s, expected a positive rate such as \"50mbit\"",
+                    ));
                 }
                 if w.access_rate.0 == 0 {
-                    return Err(err("path.access_rate", "got 0 bit/s, expected a positive rate"));
+                    return Err(err(
+                        "path.access_rate",
+                        "got 0 bit/s, expected a positive rate",
+                    ));
                 }
                 if let Some(b) = w.buffer {
                     if b.0.is_zero() {
-                        return Err(err("path.buffer", "got 0, expected a buffer of at least 1 packet"));
+                        return Err(err(
+                            "path.buffer",
+                            "got 0, expected a buffer of at least 1 packet",
+                        ));
                     }
                 }
                 if w.clients == 0 {
-                    return Err(err("path.clients", "got 0, expected at least 1 client host"));
+                    return Err(err(
+                        "path.clients",
+                        "got 0, expected at least 1 client host",
+                    ));
                 }
                 if !w.client_rtt.is_empty() && w.client_rtt.len() != w.clients as usize {
-                    return Err(err("path.client_rtt", format!("got {} entries, expected one per client ({})", w.client_rtt.len(), w.clients)));
+                    return Err(err(
+                        "path.client_rtt",
+                        format!(
+                            "got {} entries, expected one per client ({})",
+                            w.client_rtt.len(),
+                            w.clients
+                        ),
+                    ));
                 }
                 w.qdisc.validate().map_err(|m| err("path.qdisc", m))?;
                 w.clients
@@ -434,7 +474,10 @@ impl Scenario {
         for (i, f) in self.flows.iter().enumerate() {
             let at = |k: &str| format!("flows[{i}].{k}");
             if f.client >= clients {
-                return Err(err(at("client"), format!("got {}, expected a client index below {clients}", f.client)));
+                return Err(err(
+                    at("client"),
+                    format!("got {}, expected a client index below {clients}", f.client),
+                ));
             }
             if let Err(e) = cc::build(&f.cc, &f.cc_params) {
                 let field = match e {
@@ -445,31 +488,60 @@ impl Scenario {
             }
             let stop = f.stop.map_or(self.duration.0, |s| s.0);
             if f.start.0 >= self.duration.0 {
-                return Err(err(at("start"), format!("got {}, expected before the end of the run ({})", show_secs(f.start.0), show_secs(self.duration.0))));
+                return Err(err(
+                    at("start"),
+                    format!(
+                        "got {}, expected before the end of the run ({})",
+                        show_secs(f.start.0),
+                        show_secs(self.duration.0)
+                    ),
+                ));
             }
             if stop <= f.start.0 {
-                return Err(err(at("stop"), format!("got {}, expected after the flow's start ({})", show_secs(stop), show_secs(f.start.0))));
+                return Err(err(
+                    at("stop"),
+                    format!(
+                        "got {}, expected after the flow's start ({})",
+                        show_secs(stop),
+                        show_secs(f.start.0)
+                    ),
+                ));
             }
             if f.bytes.is_some_and(|b| b.0 == 0) {
-                return Err(err(at("bytes"), "got 0, expected a positive size, or no value for an unlimited transfer"));
+                return Err(err(
+                    at("bytes"),
+                    "got 0, expected a positive size, or no value for an unlimited transfer",
+                ));
             }
             if let Dscp::Value(v) = f.dscp {
                 if v > 63 {
-                    return Err(err(at("dscp"), format!("got {v}, expected a DSCP value 0..63 or a name such as \"EF\"")));
+                    return Err(err(
+                        at("dscp"),
+                        format!("got {v}, expected a DSCP value 0..63 or a name such as \"EF\""),
+                    ));
                 }
             }
         }
         for (i, p) in self.pings.iter().enumerate() {
             let at = |k: &str| format!("pings[{i}].{k}");
             if p.client >= clients {
-                return Err(err(at("client"), format!("got {}, expected a client index below {clients}", p.client)));
+                return Err(err(
+                    at("client"),
+                    format!("got {}, expected a client index below {clients}", p.client),
+                ));
             }
             if p.interval.0 < NSEC_PER_MSEC {
-                return Err(err(at("interval"), format!("got {}, expected at least 1ms", show_secs(p.interval.0))));
+                return Err(err(
+                    at("interval"),
+                    format!("got {}, expected at least 1ms", show_secs(p.interval.0)),
+                ));
             }
             if let Dscp::Value(v) = p.dscp {
                 if v > 63 {
-                    return Err(err(at("dscp"), format!("got {v}, expected a DSCP value 0..63 or a name such as \"EF\"")));
+                    return Err(err(
+                        at("dscp"),
+                        format!("got {v}, expected a DSCP value 0..63 or a name such as \"EF\""),
+                    ));
                 }
             }
         }
@@ -481,10 +553,16 @@ impl StackSpec {
     fn validate(&self) -> Result<(), ScenarioError> {
         self.tsq_mode()?;
         if !(1..=10).contains(&self.tp) {
-            return Err(err("stack.tp", format!("got {}, expected a pacing multiplier from 1 to 10", self.tp)));
+            return Err(err(
+                "stack.tp",
+                format!("got {}, expected a pacing multiplier from 1 to 10", self.tp),
+            ));
         }
         if self.mtu < 576 || self.mtu > 65_535 {
-            return Err(err("stack.mtu", format!("got {}, expected an MTU from 576 to 65535 bytes", self.mtu)));
+            return Err(err(
+                "stack.mtu",
+                format!("got {}, expected an MTU from 576 to 65535 bytes", self.mtu),
+            ));
         }
         if self.mss == 0 || self.mss + TCP_IP_HEADER > self.mtu {
             return Err(err("stack.mss", format!("got {}, expected 1..={} (MTU {} less {} bytes of IP, TCP and timestamp headers)", self.mss, self.mtu.saturating_sub(TCP_IP_HEADER), self.mtu, TCP_IP_HEADER)));
@@ -493,12 +571,20 @@ impl StackSpec {
             return Err(err("stack.init_cwnd", "got 0, expected at least 1 packet"));
         }
         if self.min_tso_segs == 0 || self.min_tso_segs > 64 {
-            return Err(err("stack.min_tso_segs", format!("got {}, expected 1..64", self.min_tso_segs)));
+            return Err(err(
+                "stack.min_tso_segs",
+                format!("got {}, expected 1..64", self.min_tso_segs),
+            ));
         }
         if self.rto_min.0 == 0 {
-            return Err(err("stack.rto_min", "got \"0s\", expected a positive duration (Linux: 200ms)"));
+            return Err(err(
+                "stack.rto_min",
+                "got \"0s\", expected a positive duration (Linux: 200ms)",
+            ));
         }
-        self.host_qdisc.validate().map_err(|m| err("stack.host_qdisc", m))?;
+        self.host_qdisc
+            .validate()
+            .map_err(|m| err("stack.host_qdisc", m))?;
         Ok(())
     }
 
@@ -512,13 +598,19 @@ impl StackSpec {
         if let Some(rest) = s.strip_prefix("static:") {
             let buf = crate::parse::buffer(rest).map_err(|_| bad("\"static:<N>p\" or \"static:<size>\" such as \"static:64p\" or \"static:100kb\""))?;
             return match buf {
-                crate::parse::Buffer::Packets(0) | crate::parse::Buffer::Bytes(0) => Err(bad("a static limit of at least 1 packet")),
+                crate::parse::Buffer::Packets(0) | crate::parse::Buffer::Bytes(0) => {
+                    Err(bad("a static limit of at least 1 packet"))
+                }
                 crate::parse::Buffer::Packets(n) => Ok((TsqMode::StaticPackets(n), 10)),
                 crate::parse::Buffer::Bytes(b) => Ok((TsqMode::StaticBytes(b), 10)),
-                crate::parse::Buffer::Bdp(_) => Err(bad("a static limit in packets or bytes, not BDPs")),
+                crate::parse::Buffer::Bdp(_) => {
+                    Err(bad("a static limit in packets or bytes, not BDPs"))
+                }
             };
         }
-        let ns = crate::parse::duration(&s).map_err(|_| bad("\"off\", \"<N>ms\" with N a power of two from 1 to 1024, or \"static:<N>p\""))?;
+        let ns = crate::parse::duration(&s).map_err(|_| {
+            bad("\"off\", \"<N>ms\" with N a power of two from 1 to 1024, or \"static:<N>p\"")
+        })?;
         let ms = ns / NSEC_PER_MSEC;
         if ns % NSEC_PER_MSEC != 0 || ms == 0 || !ms.is_power_of_two() || ms > 1024 {
             return Err(bad("a power of two of milliseconds from 1ms to 1024ms (sk_pacing_shift = 10 - log2 N), \"off\" or \"static:<N>p\""));
@@ -564,7 +656,8 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Wired, 
     let mut stream = 100u64;
     let mut qdisc = |spec: &QdiscSpec, field: &str| {
         stream += 1;
-        spec.build(bdp, mtu, Rng::new(s.seed, stream)).map_err(|m| err(field, m))
+        spec.build(bdp, mtu, Rng::new(s.seed, stream))
+            .map_err(|m| err(field, m))
     };
     let bottleneck_spec = match w.buffer {
         Some(b) => w.qdisc.clone().with_limit(b),
@@ -576,21 +669,64 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Wired, 
     let mut client_down = Vec::new();
     for c in 0..w.clients {
         let extra = w.client_rtt.get(c as usize).map_or(0, |d| d.0) / 2;
-        let mut nic = Link::new(format!("client{c}-nic"), w.access_rate.0, extra, w.l2_overhead, qdisc(host, "stack.host_qdisc")?);
+        let mut nic = Link::new(
+            format!("client{c}-nic"),
+            w.access_rate.0,
+            extra,
+            w.l2_overhead,
+            qdisc(host, "stack.host_qdisc")?,
+        );
         nic.reports_tx_completion = true;
         client_up.push(world.add_link(nic));
-        client_down.push(world.add_link(Link::new(format!("r1-client{c}"), w.access_rate.0, extra, w.l2_overhead, qdisc(&plain, "path")?)));
+        client_down.push(world.add_link(Link::new(
+            format!("r1-client{c}"),
+            w.access_rate.0,
+            extra,
+            w.l2_overhead,
+            qdisc(&plain, "path")?,
+        )));
     }
     let half = w.rtt.0 / 2;
-    let bottleneck = world.add_link(Link::new("bottleneck", w.rate.0, half, w.l2_overhead, qdisc(&bottleneck_spec, "path.qdisc")?));
-    let reverse = world.add_link(Link::new("bottleneck-rev", w.rate.0, w.rtt.0 - half, w.l2_overhead, qdisc(&bottleneck_spec, "path.qdisc")?));
-    let mut server_nic = Link::new("server-nic", w.access_rate.0, 0, w.l2_overhead, qdisc(host, "stack.host_qdisc")?);
+    let bottleneck = world.add_link(Link::new(
+        "bottleneck",
+        w.rate.0,
+        half,
+        w.l2_overhead,
+        qdisc(&bottleneck_spec, "path.qdisc")?,
+    ));
+    let reverse = world.add_link(Link::new(
+        "bottleneck-rev",
+        w.rate.0,
+        w.rtt.0 - half,
+        w.l2_overhead,
+        qdisc(&bottleneck_spec, "path.qdisc")?,
+    ));
+    let mut server_nic = Link::new(
+        "server-nic",
+        w.access_rate.0,
+        0,
+        w.l2_overhead,
+        qdisc(host, "stack.host_qdisc")?,
+    );
     server_nic.reports_tx_completion = true;
     let server_up = world.add_link(server_nic);
-    let server_down = world.add_link(Link::new("r2-server", w.access_rate.0, 0, w.l2_overhead, qdisc(&plain, "path")?));
+    let server_down = world.add_link(Link::new(
+        "r2-server",
+        w.access_rate.0,
+        0,
+        w.l2_overhead,
+        qdisc(&plain, "path")?,
+    ));
     world.watch(bottleneck);
     world.watch(reverse);
-    Ok(Wired { client_up, client_down, bottleneck, reverse, server_up, server_down })
+    Ok(Wired {
+        client_up,
+        client_down,
+        bottleneck,
+        reverse,
+        server_up,
+        server_down,
+    })
 }
 
 /// Build the world a scenario describes.
@@ -603,37 +739,94 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
     for (i, f) in s.flows.iter().enumerate() {
         let id = i as u32;
         let c = f.client as usize;
-        let to_server = [Hop::Link(net.client_up[c]), Hop::Link(net.bottleneck), Hop::Link(net.server_down)];
-        let to_client = [Hop::Link(net.server_up), Hop::Link(net.reverse), Hop::Link(net.client_down[c])];
+        let to_server = [
+            Hop::Link(net.client_up[c]),
+            Hop::Link(net.bottleneck),
+            Hop::Link(net.server_down),
+        ];
+        let to_client = [
+            Hop::Link(net.server_up),
+            Hop::Link(net.reverse),
+            Hop::Link(net.client_down[c]),
+        ];
         let (fwd, back) = match f.direction {
             Direction::Up => (to_server, to_client),
             Direction::Down => (to_client, to_server),
         };
         let data_route = world.add_route(fwd.iter().copied().chain([Hop::Receiver(id)]).collect());
         let ack_route = world.add_route(back.iter().copied().chain([Hop::Sender(id)]).collect());
-        let cc = cc::build(&f.cc, &f.cc_params).map_err(|e| err(format!("flows[{i}].cc"), e.to_string()))?;
+        let cc = cc::build(&f.cc, &f.cc_params)
+            .map_err(|e| err(format!("flows[{i}].cc"), e.to_string()))?;
         let cfg = s.stack.sender_config(&f.cc);
-        let ecn = if f.cc == "dctcp" { EcnEcho::Dctcp } else { EcnEcho::Classic };
+        let ecn = if f.cc == "dctcp" {
+            EcnEcho::Dctcp
+        } else {
+            EcnEcho::Classic
+        };
         let dscp = f.dscp.value();
-        let sender = TcpSender::new(id, data_route, dscp, cfg, cc, Rng::new(s.seed, 1000 + i as u64), f.bytes.map(|b| b.0));
+        let sender = TcpSender::new(
+            id,
+            data_route,
+            dscp,
+            cfg,
+            cc,
+            Rng::new(s.seed, 1000 + i as u64),
+            f.bytes.map(|b| b.0),
+        );
         let mut receiver = TcpReceiver::new(id, ack_route, dscp, ecn);
         receiver.delayed_ack_enabled = s.stack.delayed_ack;
-        let name = f.name.clone().unwrap_or_else(|| format!("{}-{}-{i}", f.cc, match f.direction { Direction::Up => "up", Direction::Down => "down" }));
+        let name = f.name.clone().unwrap_or_else(|| {
+            format!(
+                "{}-{}-{i}",
+                f.cc,
+                match f.direction {
+                    Direction::Up => "up",
+                    Direction::Down => "down",
+                }
+            )
+        });
         let stop = f.stop.map_or(s.duration.0, |d| d.0.min(s.duration.0));
         world.add_flow(name, sender, receiver, f.start.0, stop);
     }
     for (i, p) in s.pings.iter().enumerate() {
         let c = p.client as usize;
         let id = i as u32;
-        let out = world.add_route(vec![Hop::Link(net.client_up[c]), Hop::Link(net.bottleneck), Hop::Link(net.server_down), Hop::PingEcho(id)]);
-        let back = world.add_route(vec![Hop::Link(net.server_up), Hop::Link(net.reverse), Hop::Link(net.client_down[c]), Hop::PingOrigin(id)]);
+        let out = world.add_route(vec![
+            Hop::Link(net.client_up[c]),
+            Hop::Link(net.bottleneck),
+            Hop::Link(net.server_down),
+            Hop::PingEcho(id),
+        ]);
+        let back = world.add_route(vec![
+            Hop::Link(net.server_up),
+            Hop::Link(net.reverse),
+            Hop::Link(net.client_down[c]),
+            Hop::PingOrigin(id),
+        ]);
         let kind = match p.kind {
             PingKindSpec::Icmp => PingKind::Icmp,
             PingKindSpec::Udp => PingKind::Udp,
         };
-        let name = p.name.clone().unwrap_or_else(|| format!("{}-ping-{i}", match kind { PingKind::Icmp => "icmp", PingKind::Udp => "udp" }));
+        let name = p.name.clone().unwrap_or_else(|| {
+            format!(
+                "{}-ping-{i}",
+                match kind {
+                    PingKind::Icmp => "icmp",
+                    PingKind::Udp => "udp",
+                }
+            )
+        });
         let stop = p.stop.map_or(s.duration.0, |d| d.0);
-        world.add_ping(name, kind, p.dscp.value(), out, back, p.interval.0, p.start.0, stop);
+        world.add_ping(
+            name,
+            kind,
+            p.dscp.value(),
+            out,
+            back,
+            p.interval.0,
+            p.start.0,
+            stop,
+        );
     }
     Ok(world)
 }
@@ -673,7 +866,11 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
                 bytes_delivered: f.receiver.delivered_bytes,
                 segs_sent: st.segs_sent,
                 retrans: st.retrans,
-                retrans_rate: if st.segs_sent > 0 { st.retrans as f64 / st.segs_sent as f64 } else { 0.0 },
+                retrans_rate: if st.segs_sent > 0 {
+                    st.retrans as f64 / st.segs_sent as f64
+                } else {
+                    0.0
+                },
                 drops: f.drops,
                 rto_count: st.rto_count,
                 recoveries: st.recoveries,
@@ -729,9 +926,35 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
     let goodputs: Vec<f64> = flows.iter().map(|f: &FlowSummary| f.goodput_bps).collect();
     let events = world.events_processed();
     let series = RunSeries {
-        flows: world.flows.iter().enumerate().map(|(i, f)| SeriesOf { id: i as u32, name: f.name.clone(), series: f.series.clone() }).collect(),
-        pings: world.pings.iter().enumerate().map(|(i, p)| SeriesOf { id: i as u32, name: p.name.clone(), series: p.series.clone() }).collect(),
-        queues: world.watched.iter().map(|(l, q)| SeriesOf { id: *l, name: world.links[*l as usize].name.clone(), series: q.clone() }).collect(),
+        flows: world
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| SeriesOf {
+                id: i as u32,
+                name: f.name.clone(),
+                series: f.series.clone(),
+            })
+            .collect(),
+        pings: world
+            .pings
+            .iter()
+            .enumerate()
+            .map(|(i, p)| SeriesOf {
+                id: i as u32,
+                name: p.name.clone(),
+                series: p.series.clone(),
+            })
+            .collect(),
+        queues: world
+            .watched
+            .iter()
+            .map(|(l, q)| SeriesOf {
+                id: *l,
+                name: world.links[*l as usize].name.clone(),
+                series: q.clone(),
+            })
+            .collect(),
     };
     RunResult {
         summary: RunSummary {
@@ -740,8 +963,16 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
             seed: s.seed,
             events,
             wall_s,
-            speed: if wall_s > 0.0 { secs(horizon) / wall_s } else { f64::INFINITY },
-            events_per_s: if wall_s > 0.0 { events as f64 / wall_s } else { f64::INFINITY },
+            speed: if wall_s > 0.0 {
+                secs(horizon) / wall_s
+            } else {
+                f64::INFINITY
+            },
+            events_per_s: if wall_s > 0.0 {
+                events as f64 / wall_s
+            } else {
+                f64::INFINITY
+            },
             total_goodput_bps: goodputs.iter().sum(),
             jain: jain_index(&goodputs),
         },

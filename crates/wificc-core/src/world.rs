@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 
-use crate::metrics::results::{FlowSeries, PingSeries, QueueSeries, Recorder};
+use crate::metrics::results::{FlowSeries, PingSeries, QueueSeries};
 use crate::metrics::Histogram;
 use crate::net::link::{Link, Wake};
 use crate::net::packet::{Kind, Packet, ICMP_HEADER, UDP_HEADER};
@@ -68,7 +68,9 @@ pub struct Flow {
 impl Flow {
     /// Payload bytes delivered between max(start, warm-up) and the flow's stop.
     pub fn delivered_in_window(&self) -> u64 {
-        self.delivered_at_stop.unwrap_or(self.receiver.delivered_bytes) - self.delivered_at_from
+        self.delivered_at_stop
+            .unwrap_or(self.receiver.delivered_bytes)
+            - self.delivered_at_from
     }
 }
 
@@ -108,7 +110,6 @@ pub struct World {
     work: VecDeque<Packet>,
     dropped: Vec<Packet>,
     timers: Vec<(Nanos, SenderTimer)>,
-    recorder: Recorder,
 }
 
 impl World {
@@ -125,7 +126,6 @@ impl World {
             work: VecDeque::new(),
             dropped: Vec::new(),
             timers: Vec::new(),
-            recorder: Recorder::default(),
         }
     }
 
@@ -140,7 +140,14 @@ impl World {
         (self.routes.len() - 1) as u32
     }
 
-    pub fn add_flow(&mut self, name: String, sender: TcpSender, receiver: TcpReceiver, start: Nanos, stop: Nanos) -> u32 {
+    pub fn add_flow(
+        &mut self,
+        name: String,
+        sender: TcpSender,
+        receiver: TcpReceiver,
+        start: Nanos,
+        stop: Nanos,
+    ) -> u32 {
         let id = self.flows.len() as u32;
         self.flows.push(Flow {
             name,
@@ -160,7 +167,17 @@ impl World {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn add_ping(&mut self, name: String, kind: PingKind, dscp: u8, route: u32, return_route: u32, interval: Nanos, start: Nanos, stop: Nanos) -> u32 {
+    pub fn add_ping(
+        &mut self,
+        name: String,
+        kind: PingKind,
+        dscp: u8,
+        route: u32,
+        return_route: u32,
+        interval: Nanos,
+        start: Nanos,
+        stop: Nanos,
+    ) -> u32 {
         let id = self.pings.len() as u32;
         self.pings.push(Ping {
             name,
@@ -270,7 +287,11 @@ impl World {
     fn with_sender(&mut self, id: u32, f: impl FnOnce(&mut TcpSender, &mut Out)) {
         let now = self.now();
         let flow = &mut self.flows[id as usize];
-        let mut out = Out { now, pkts: &mut self.work, timers: &mut self.timers };
+        let mut out = Out {
+            now,
+            pkts: &mut self.work,
+            timers: &mut self.timers,
+        };
         f(&mut flow.sender, &mut out);
         for (t, which) in self.timers.drain(..) {
             self.queue.schedule(t, Event::SenderTimer(id, which));
@@ -291,7 +312,8 @@ impl World {
         p.seq = ping.sent;
         p.dscp = ping.dscp;
         ping.sent += 1;
-        self.queue.schedule(now + ping.interval, Event::PingSend(id));
+        self.queue
+            .schedule(now + ping.interval, Event::PingSend(id));
         self.work.push_back(p);
     }
 
@@ -362,12 +384,17 @@ impl World {
             flow.last_delivered = delivered;
             let active = now > flow.start && now <= flow.stop + step;
             if active {
-                self.recorder.flow(&mut flow.series, now, goodput_bps, &flow.sender);
+                flow.series.record(now, goodput_bps, &flow.sender);
             }
         }
         for (l, s) in &mut self.watched {
             let link = &self.links[*l as usize];
-            s.push(now, link.backlog_packets() as u64, link.backlog_bytes(), link.qdisc_stats().dropped);
+            s.push(
+                now,
+                link.backlog_packets() as u64,
+                link.backlog_bytes(),
+                link.qdisc_stats().dropped,
+            );
         }
     }
 

@@ -11,7 +11,9 @@ fn format_of(name: &str) -> PyResult<Format> {
     match name {
         "json" => Ok(Format::Json),
         "toml" => Ok(Format::Toml),
-        other => Err(PyValueError::new_err(format!("format: got {other:?}, expected \"json\" or \"toml\""))),
+        other => Err(PyValueError::new_err(format!(
+            "format: got {other:?}, expected \"json\" or \"toml\""
+        ))),
     }
 }
 
@@ -20,7 +22,9 @@ fn format_of(name: &str) -> PyResult<Format> {
 #[pyo3(signature = (text, format = "json"))]
 fn run(py: Python<'_>, text: String, format: &str) -> PyResult<String> {
     let fmt = format_of(format)?;
-    let v = py.allow_threads(|| api::run_text(&text, fmt)).map_err(PyValueError::new_err)?;
+    let v = py
+        .allow_threads(|| api::run_text(&text, fmt))
+        .map_err(PyValueError::new_err)?;
     Ok(v.to_string())
 }
 
@@ -29,7 +33,9 @@ fn run(py: Python<'_>, text: String, format: &str) -> PyResult<String> {
 #[pyo3(signature = (text, format = "json"))]
 fn validate(text: String, format: &str) -> PyResult<String> {
     let fmt = format_of(format)?;
-    api::validate(&text, fmt).map(|v| v.to_string()).map_err(PyValueError::new_err)
+    api::validate(&text, fmt)
+        .map(|v| v.to_string())
+        .map_err(PyValueError::new_err)
 }
 
 /// The congestion controls with their parameters and defaults, as JSON text.

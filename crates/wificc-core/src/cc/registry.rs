@@ -48,7 +48,10 @@ pub fn params_from<P: DeserializeOwned>(map: &Map<String, Value>) -> Result<P, S
         if path == "." || path.is_empty() {
             inner
         } else {
-            let given = map.get(path.split('.').next().unwrap_or("")).cloned().unwrap_or(Value::Null);
+            let given = map
+                .get(path.split('.').next().unwrap_or(""))
+                .cloned()
+                .unwrap_or(Value::Null);
             format!("parameter {path} = {given}: {inner}")
         }
     })
@@ -86,7 +89,10 @@ pub fn find(name: &str) -> Option<&'static CcInfo> {
 }
 
 /// Build the algorithm `name` with `params` (may be empty for the defaults).
-pub fn build(name: &str, params: &Map<String, Value>) -> Result<Box<dyn CongestionControl>, CcError> {
+pub fn build(
+    name: &str,
+    params: &Map<String, Value>,
+) -> Result<Box<dyn CongestionControl>, CcError> {
     let info = find(name).ok_or_else(|| CcError::Unknown(name.to_string(), names().join(", ")))?;
     (info.make)(params).map_err(CcError::BadParam)
 }
@@ -99,7 +105,10 @@ mod tests {
     fn unknown_name_lists_the_choices() {
         let err = build("tahoe", &Map::new()).err().unwrap();
         let msg = err.to_string();
-        assert!(msg.starts_with("unknown congestion control \"tahoe\"; expected one of reno"), "{msg}");
+        assert!(
+            msg.starts_with("unknown congestion control \"tahoe\"; expected one of reno"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -107,7 +116,11 @@ mod tests {
         for e in all() {
             let cc = build(e.name, &Map::new()).unwrap();
             assert_eq!(cc.name(), e.name);
-            assert!((e.defaults)().is_object(), "{} defaults must be a table", e.name);
+            assert!(
+                (e.defaults)().is_object(),
+                "{} defaults must be a table",
+                e.name
+            );
         }
     }
 }

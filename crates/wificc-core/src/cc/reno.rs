@@ -22,7 +22,8 @@ pub struct Reno;
 pub const INFO: CcInfo = CcInfo {
     name: "reno",
     summary: "NewReno: slow start, AIMD with beta 1/2",
-    source: "Linux net/ipv4/tcp_cong.c (tcp_reno_cong_avoid, tcp_reno_ssthresh); RFC 5681, RFC 6582",
+    source:
+        "Linux net/ipv4/tcp_cong.c (tcp_reno_cong_avoid, tcp_reno_ssthresh); RFC 5681, RFC 6582",
     defaults: defaults_of::<Params>,
     make: |m| {
         params_from::<Params>(m)?;

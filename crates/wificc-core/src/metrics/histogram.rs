@@ -86,7 +86,11 @@ impl Histogram {
             seen += c;
             if seen >= rank {
                 let (lo, hi) = bounds_of(i);
-                let mid = if hi - lo == 1 { lo as f64 } else { (lo + hi - 1) as f64 / 2.0 };
+                let mid = if hi - lo == 1 {
+                    lo as f64
+                } else {
+                    (lo + hi - 1) as f64 / 2.0
+                };
                 return Some(mid.clamp(self.min as f64, self.max as f64));
             }
         }
@@ -104,7 +108,11 @@ impl Histogram {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
             *a += b;
         }
-        self.min = if self.total == 0 { other.min } else { self.min.min(other.min) };
+        self.min = if self.total == 0 {
+            other.min
+        } else {
+            self.min.min(other.min)
+        };
         self.total += other.total;
         self.sum += other.sum;
         self.max = self.max.max(other.max);
@@ -112,10 +120,14 @@ impl Histogram {
 
     /// Non-empty buckets as (low, high, count), for exporting the distribution.
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
-        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| {
-            let (lo, hi) = bounds_of(i);
-            (lo, hi, c)
-        })
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| {
+                let (lo, hi) = bounds_of(i);
+                (lo, hi, c)
+            })
     }
 }
 
@@ -149,7 +161,18 @@ mod tests {
 
     #[test]
     fn bucket_bounds_cover_values() {
-        for v in [0u64, 1, 127, 128, 129, 255, 256, 1_000, 123_456_789, u64::MAX >> 1] {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            129,
+            255,
+            256,
+            1_000,
+            123_456_789,
+            u64::MAX >> 1,
+        ] {
             let (lo, hi) = bounds_of(index_of(v));
             assert!(lo <= v && v < hi, "{v} not in [{lo},{hi})");
         }

@@ -59,12 +59,10 @@ impl QueueSeries {
     }
 }
 
-/// Samples flows into their series.
-#[derive(Debug, Default)]
-pub struct Recorder;
-
-impl Recorder {
-    pub fn flow(&mut self, s: &mut FlowSeries, now: Nanos, goodput_bps: f64, tx: &TcpSender) {
+impl FlowSeries {
+    /// Append one sample of a flow's state.
+    pub fn record(&mut self, now: Nanos, goodput_bps: f64, tx: &TcpSender) {
+        let s = self;
         let t = secs(now);
         let tp = &tx.tp;
         s.t.push(t);
@@ -72,7 +70,11 @@ impl Recorder {
         s.srtt_ms.push(tp.srtt() as f64 / 1e3);
         s.cwnd.push(tp.snd_cwnd);
         s.ssthresh.push(tp.snd_ssthresh);
-        s.pacing_rate_bps.push(if tp.pacing_rate == u64::MAX { f64::NAN } else { tp.pacing_rate as f64 * 8.0 });
+        s.pacing_rate_bps.push(if tp.pacing_rate == u64::MAX {
+            f64::NAN
+        } else {
+            tp.pacing_rate as f64 * 8.0
+        });
         s.delivery_rate_bps.push(tx.delivery_rate_bps() as f64);
         s.inflight.push(tp.packets_in_flight());
         s.tsq_bytes.push(tx.below_bytes);

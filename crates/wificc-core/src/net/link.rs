@@ -70,7 +70,13 @@ pub struct Done {
 }
 
 impl Link {
-    pub fn new(name: impl Into<String>, rate: BitsPerSec, delay: Nanos, l2_overhead: u32, qdisc: Box<dyn Qdisc>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        rate: BitsPerSec,
+        delay: Nanos,
+        l2_overhead: u32,
+        qdisc: Box<dyn Qdisc>,
+    ) -> Self {
         Link {
             name: name.into(),
             rate,
@@ -106,7 +112,10 @@ impl Link {
         } else {
             // Busy: make sure the serialiser wakes up to take the next packet.
             self.tx_pending = true;
-            Wake { tx_done: Some(self.busy_until), arrival: None }
+            Wake {
+                tx_done: Some(self.busy_until),
+                arrival: None,
+            }
         }
     }
 
@@ -155,8 +164,16 @@ impl Link {
         self.tx_pending = false;
         let arrived = self.in_service.take();
         let completed = self.completion.take();
-        let wake = if self.qdisc.is_empty() { Wake::default() } else { self.start_next(now, dropped) };
-        Done { arrived, completed, wake }
+        let wake = if self.qdisc.is_empty() {
+            Wake::default()
+        } else {
+            self.start_next(now, dropped)
+        };
+        Done {
+            arrived,
+            completed,
+            wake,
+        }
     }
 
     /// The head of the delay line is due: move every packet due by `now` to `out`, and return

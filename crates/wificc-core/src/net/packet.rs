@@ -157,7 +157,10 @@ impl Packet {
     pub fn ack(&self) -> AckInfo {
         let mut sack = [SackBlock::default(); 3];
         for (b, rel) in sack.iter_mut().zip(&self.sack).take(self.nsack as usize) {
-            *b = SackBlock { start: self.seq + rel[0] as u64, end: self.seq + rel[1] as u64 };
+            *b = SackBlock {
+                start: self.seq + rel[0] as u64,
+                end: self.seq + rel[1] as u64,
+            };
         }
         AckInfo {
             cum: self.seq,
@@ -175,7 +178,12 @@ impl Packet {
         self.seq = info.cum;
         self.sent = info.tsecr;
         self.nsack = info.nsack.min(3);
-        for (rel, b) in self.sack.iter_mut().zip(&info.sack).take(self.nsack as usize) {
+        for (rel, b) in self
+            .sack
+            .iter_mut()
+            .zip(&info.sack)
+            .take(self.nsack as usize)
+        {
             *rel = [(b.start - info.cum) as u32, (b.end - info.cum) as u32];
         }
         self.set_flag(F_ECE, info.ece);
@@ -194,14 +202,28 @@ mod tests {
 
     #[test]
     fn packet_stays_small() {
-        assert!(std::mem::size_of::<Packet>() <= 80, "{}", std::mem::size_of::<Packet>());
+        assert!(
+            std::mem::size_of::<Packet>() <= 80,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
     }
 
     #[test]
     fn ack_fields_round_trip() {
         let info = AckInfo {
             cum: 5_000_000_000,
-            sack: [SackBlock { start: 5_000_000_010, end: 5_000_000_020 }, SackBlock { start: 5_000_000_002, end: 5_000_000_004 }, SackBlock::default()],
+            sack: [
+                SackBlock {
+                    start: 5_000_000_010,
+                    end: 5_000_000_020,
+                },
+                SackBlock {
+                    start: 5_000_000_002,
+                    end: 5_000_000_004,
+                },
+                SackBlock::default(),
+            ],
             nsack: 2,
             ece: true,
             tsecr: 123,

@@ -26,7 +26,10 @@ impl<E> Ord for Scheduled<E> {
     /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest event, and among events at
     /// the same time the one scheduled first.
     fn cmp(&self, other: &Self) -> Ordering {
-        other.at.cmp(&self.at).then_with(|| other.seq.cmp(&self.seq))
+        other
+            .at
+            .cmp(&self.at)
+            .then_with(|| other.seq.cmp(&self.seq))
     }
 }
 
@@ -41,7 +44,12 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        Self { heap: BinaryHeap::with_capacity(1024), next_seq: 0, now: 0, processed: 0 }
+        Self {
+            heap: BinaryHeap::with_capacity(1024),
+            next_seq: 0,
+            now: 0,
+            processed: 0,
+        }
     }
 }
 
@@ -57,7 +65,11 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn schedule(&mut self, at: Nanos, event: E) {
         let at = at.max(self.now);
-        self.heap.push(Scheduled { at, seq: self.next_seq, event });
+        self.heap.push(Scheduled {
+            at,
+            seq: self.next_seq,
+            event,
+        });
         self.next_seq += 1;
     }
 

@@ -62,9 +62,24 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_independent() {
-        let a: Vec<u32> = (0..8).map({ let mut r = Rng::new(7, 1); move |_| r.next_u32() }).collect();
-        let b: Vec<u32> = (0..8).map({ let mut r = Rng::new(7, 1); move |_| r.next_u32() }).collect();
-        let c: Vec<u32> = (0..8).map({ let mut r = Rng::new(7, 2); move |_| r.next_u32() }).collect();
+        let a: Vec<u32> = (0..8)
+            .map({
+                let mut r = Rng::new(7, 1);
+                move |_| r.next_u32()
+            })
+            .collect();
+        let b: Vec<u32> = (0..8)
+            .map({
+                let mut r = Rng::new(7, 1);
+                move |_| r.next_u32()
+            })
+            .collect();
+        let c: Vec<u32> = (0..8)
+            .map({
+                let mut r = Rng::new(7, 2);
+                move |_| r.next_u32()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

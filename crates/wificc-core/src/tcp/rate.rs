@@ -63,7 +63,13 @@ impl RateSampler {
 
     /// `tcp_rate_skb_delivered`: a packet sent at `tx.sent_us` ending at `end_seq` was just
     /// delivered (cumulatively ACKed or SACKed for the first time).
-    pub fn on_delivered(&mut self, acc: &mut AckRate, tx: &TxState, end_seq: u64, is_retrans: bool) {
+    pub fn on_delivered(
+        &mut self,
+        acc: &mut AckRate,
+        tx: &TxState,
+        end_seq: u64,
+        is_retrans: bool,
+    ) {
         let sent_after = tx.sent_us > acc.last_tx_us
             || (tx.sent_us == acc.last_tx_us && end_seq > acc.last_end_seq);
         if !acc.has_prior || acc.rs.prior_delivered == 0 || sent_after {
@@ -128,7 +134,12 @@ impl RateSampler {
     /// `tcp_rate_check_app_limited`: the application has nothing more to send, the socket has
     /// no data queued below TCP, the window is open and nothing is lost: mark the flight as
     /// app-limited until it is delivered.
-    pub fn check_app_limited(tp: &mut Sock, unsent_bytes: u64, wmem_below: u64, skb_min_truesize: u64) {
+    pub fn check_app_limited(
+        tp: &mut Sock,
+        unsent_bytes: u64,
+        wmem_below: u64,
+        skb_min_truesize: u64,
+    ) {
         if unsent_bytes < tp.mss_cache as u64
             && wmem_below < skb_min_truesize
             && tp.packets_in_flight() < tp.snd_cwnd
@@ -141,11 +152,9 @@ impl RateSampler {
 
     /// Delivery rate in bytes per second of the last kept sample (tcp_info `delivery_rate`).
     pub fn delivery_rate_bytes(&self, mss: u32) -> u64 {
-        if self.rate_interval_us == 0 {
-            0
-        } else {
-            self.rate_delivered * mss as u64 * 1_000_000 / self.rate_interval_us
-        }
+        (self.rate_delivered * mss as u64 * 1_000_000)
+            .checked_div(self.rate_interval_us)
+            .unwrap_or(0)
     }
 }
 
@@ -209,12 +218,15 @@ mod tests {
         ack(&mut r, &mut tp, 10_000, &[(0, first[0])]); // delivered = 1 at t = 10000
         let a = send(&mut r, &mut tp, 10_000, 1); // seq 1: window restarts (nothing in flight)
         let b = send(&mut r, &mut tp, 10_500, 1); // seq 2
-        // One ACK covers seq 2 (SACK, processed first) and seq 1 (cumulative): the sample is
-        // taken from seq 2, the later-sent one. seq 2 recorded delivered 1 at mstamp 10000 and
-        // window start 10000: send interval 500, ACK interval 21000 - 10000 = 11000.
+                                                  // One ACK covers seq 2 (SACK, processed first) and seq 1 (cumulative): the sample is
+                                                  // taken from seq 2, the later-sent one. seq 2 recorded delivered 1 at mstamp 10000 and
+                                                  // window start 10000: send interval 500, ACK interval 21000 - 10000 = 11000.
         let rs = ack(&mut r, &mut tp, 21_000, &[(2, b[0]), (1, a[0])]);
         assert_eq!(rs.prior_mstamp_us, 10_000);
-        assert_eq!((rs.delivered, rs.interval_us, rs.snd_interval_us), (2, 11_000, 500));
+        assert_eq!(
+            (rs.delivered, rs.interval_us, rs.snd_interval_us),
+            (2, 11_000, 500)
+        );
         assert_eq!(r.first_tx_us, 10_500);
     }
 
@@ -228,7 +240,10 @@ mod tests {
         let a = send(&mut r, &mut tp, 0, 1);
         let b = send(&mut r, &mut tp, 500, 1);
         let rs = ack(&mut r, &mut tp, 10_500, &[(1, b[0]), (0, a[0])]);
-        assert_eq!((rs.delivered, rs.interval_us, rs.snd_interval_us), (2, 10_500, 0));
+        assert_eq!(
+            (rs.delivered, rs.interval_us, rs.snd_interval_us),
+            (2, 10_500, 0)
+        );
         assert_eq!(r.first_tx_us, 0);
     }
 
@@ -285,7 +300,10 @@ mod tests {
         let rs = ack(&mut r, &mut tp, 21_000, &[(2, c[0])]);
         assert!(rs.is_app_limited);
         assert_eq!(tp.app_limited, 0);
-        assert_eq!((r.rate_delivered, r.rate_interval_us, r.rate_app_limited), (3, 21_000, true));
+        assert_eq!(
+            (r.rate_delivered, r.rate_interval_us, r.rate_app_limited),
+            (3, 21_000, true)
+        );
         // A slower app-limited sample does not replace it: 1 packet over 30000 us.
         let d = send(&mut r, &mut tp, 25_000, 1);
         tp.app_limited = tp.delivered + 1;
@@ -298,7 +316,10 @@ mod tests {
         r.on_delivered(&mut acc, &slow, 4, false);
         tp.delivered += 1;
         let rs = r.gen(&mut tp, &acc, 1, 0);
-        assert_eq!((rs.delivered, rs.interval_us, rs.is_app_limited), (1, 30_000, true));
+        assert_eq!(
+            (rs.delivered, rs.interval_us, rs.is_app_limited),
+            (1, 30_000, true)
+        );
         assert_eq!((r.rate_delivered, r.rate_interval_us), (3, 21_000));
         // Not marked when data remains to send.
         tp.app_limited = 0;

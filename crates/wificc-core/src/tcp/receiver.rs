@@ -80,7 +80,12 @@ impl TcpReceiver {
 
     /// A data segment arrived. ACKs to send go to `acks`; a delayed-ACK timer to schedule is
     /// returned.
-    pub fn on_data(&mut self, pkt: &Packet, now: Nanos, acks: &mut VecDeque<Packet>) -> Option<Nanos> {
+    pub fn on_data(
+        &mut self,
+        pkt: &Packet,
+        now: Nanos,
+        acks: &mut VecDeque<Packet>,
+    ) -> Option<Nanos> {
         let ce = pkt.ecn == Ecn::Ce;
         if self.ecn == EcnEcho::Dctcp && ce != self.ce_state {
             // Flush the pending delayed ACK with the old CE state first.
@@ -175,8 +180,18 @@ impl TcpReceiver {
         };
         info.sack[..nsack].copy_from_slice(&self.sacks[..nsack]);
         // Options: timestamps are in TCP_IP_HEADER; SACK adds 2 + 8 per block, padded to 4.
-        let sack_bytes = if nsack > 0 { (2 + 8 * nsack as u32).div_ceil(4) * 4 } else { 0 };
-        let mut p = Packet::new(Kind::Ack, self.id, self.route, TCP_IP_HEADER + sack_bytes, now);
+        let sack_bytes = if nsack > 0 {
+            (2 + 8 * nsack as u32).div_ceil(4) * 4
+        } else {
+            0
+        };
+        let mut p = Packet::new(
+            Kind::Ack,
+            self.id,
+            self.route,
+            TCP_IP_HEADER + sack_bytes,
+            now,
+        );
         p.dscp = self.dscp;
         p.set_ack(&info);
         acks.push_back(p);
@@ -216,10 +231,16 @@ mod tests {
         // reused: it fires early and re-schedules itself at the new deadline, which sends the
         // ACK with the delayed flag.
         assert_eq!(r.on_data(&data(2), 3000, &mut acks), None);
-        assert_eq!(r.on_delack_timer(1000 + DELACK, &mut acks), Some(3000 + DELACK));
+        assert_eq!(
+            r.on_delack_timer(1000 + DELACK, &mut acks),
+            Some(3000 + DELACK)
+        );
         assert_eq!(acks.len(), 1);
         assert_eq!(r.on_delack_timer(3000 + DELACK, &mut acks), None);
-        assert_eq!((acks.len(), acks[1].ack().cum, acks[1].ack().delayed), (2, 3, true));
+        assert_eq!(
+            (acks.len(), acks[1].ack().cum, acks[1].ack().delayed),
+            (2, 3, true)
+        );
     }
 
     #[test]
@@ -231,7 +252,11 @@ mod tests {
         }
         assert_eq!(acks.len(), MAX_QUICKACKS as usize);
         r.on_data(&data(16), 100, &mut acks);
-        assert_eq!(acks.len(), MAX_QUICKACKS as usize, "17th segment is delayed");
+        assert_eq!(
+            acks.len(),
+            MAX_QUICKACKS as usize,
+            "17th segment is delayed"
+        );
     }
 
     #[test]

@@ -29,7 +29,9 @@ use std::collections::VecDeque;
 use super::config::{SenderConfig, TsqMode};
 use super::rate::{AckRate, RateSampler};
 use super::rate_sample::{RateSample, TxState};
-use super::sock::{AckSample, CaEvent, CaState, PacingStatus, Sock, CA_ACK_ECE, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
+use super::sock::{
+    AckSample, CaEvent, CaState, PacingStatus, Sock, CA_ACK_ECE, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE,
+};
 use crate::cc::CongestionControl;
 use crate::net::packet::{Ecn, Kind, Packet, TCP_IP_HEADER};
 use crate::sim::{Rng, Timer};
@@ -343,7 +345,10 @@ impl TcpSender {
         if !self.cfg.offloads {
             return 1;
         }
-        let min_tso = self.cc.min_tso_segs(&self.tp).unwrap_or(self.cfg.min_tso_segs);
+        let min_tso = self
+            .cc
+            .min_tso_segs(&self.tp)
+            .unwrap_or(self.cfg.min_tso_segs);
         let mut bytes = self.tp.pacing_rate >> self.tp.pacing_shift;
         if self.cfg.tso_rtt_log > 0 && self.tp.min_rtt_us != u32::MAX {
             let r = self.tp.min_rtt_us >> self.cfg.tso_rtt_log;
@@ -353,7 +358,9 @@ impl TcpSender {
         }
         let bytes = bytes.min(self.cfg.gso_max_size as u64);
         let max_segs = (self.cfg.gso_max_size / self.tp.mss_cache).max(1);
-        ((bytes / self.tp.mss_cache as u64) as u32).max(min_tso).min(max_segs)
+        ((bytes / self.tp.mss_cache as u64) as u32)
+            .max(min_tso)
+            .min(max_segs)
     }
 
     /// `tcp_small_queue_check`: would sending an skb of `truesize` put too much below TCP?
@@ -548,15 +555,26 @@ impl TcpSender {
         }
         let truesize = self.truesize(skb_bytes);
         for (i, &payload) in payloads.iter().enumerate().take(segs as usize) {
-            let mut p = Packet::new(Kind::Data, self.id, self.route, payload + TCP_IP_HEADER, now);
+            let mut p = Packet::new(
+                Kind::Data,
+                self.id,
+                self.route,
+                payload + TCP_IP_HEADER,
+                now,
+            );
             p.seq = seq + i as u64;
             p.payload = payload;
             p.dscp = self.dscp;
             p.set_retrans(retrans);
-            p.ecn = if self.tp.ecn_ok { Ecn::Ect0 } else { Ecn::NotEct };
+            p.ecn = if self.tp.ecn_ok {
+                Ecn::Ect0
+            } else {
+                Ecn::NotEct
+            };
             p.set_cwr(std::mem::take(&mut self.cwr_pending));
             // The skb's truesize is shared among its segments after GSO segmentation.
-            p.truesize = (truesize / segs as u64) as u32 + u32::from(i == 0) * (truesize % segs as u64) as u32;
+            p.truesize = (truesize / segs as u64) as u32
+                + u32::from(i == 0) * (truesize % segs as u64) as u32;
             out.pkts.push_back(p);
             self.stats.segs_sent += 1;
             self.stats.data_bytes_sent += payload as u64;
@@ -622,7 +640,11 @@ impl TcpSender {
             let end = b.end.min(self.tp.snd_nxt);
             let mut seq = start;
             while seq < end {
-                if let Some(&(_, pe)) = self.prev_sack.iter().find(|(ps, pe)| *ps <= seq && seq < *pe) {
+                if let Some(&(_, pe)) = self
+                    .prev_sack
+                    .iter()
+                    .find(|(ps, pe)| *ps <= seq && seq < *pe)
+                {
                     seq = pe;
                     continue;
                 }
@@ -638,7 +660,11 @@ impl TcpSender {
             }
         }
         for (i, b) in info.sack.iter().enumerate() {
-            self.prev_sack[i] = if i < info.nsack as usize { (b.start, b.end) } else { (0, 0) };
+            self.prev_sack[i] = if i < info.nsack as usize {
+                (b.start, b.end)
+            } else {
+                (0, 0)
+            };
         }
 
         // Cumulative ACK (tcp_clean_rtx_queue).
@@ -651,7 +677,8 @@ impl TcpSender {
             if s.flags & SACKED != 0 {
                 self.tp.sacked_out -= 1;
             } else {
-                self.rate.on_delivered(&mut acc, &s.tx, seq + 1, s.flags & EVER_RETRANS != 0);
+                self.rate
+                    .on_delivered(&mut acc, &s.tx, seq + 1, s.flags & EVER_RETRANS != 0);
                 self.rack_advance(&s, seq + 1);
                 self.tp.delivered += 1;
                 if info.ece {
@@ -683,8 +710,16 @@ impl TcpSender {
         // the CA RTT (rate sample, min_rtt) from the newest. Timestamps cover retransmissions.
         let now = out.now;
         let us = |t: Nanos| ((now - t) / 1000) as i64;
-        let mut seq_rtt = if retrans_acked { None } else { oldest_acked.map(us) };
-        let mut ca_rtt = if retrans_acked { None } else { newest_acked.map(us) };
+        let mut seq_rtt = if retrans_acked {
+            None
+        } else {
+            oldest_acked.map(us)
+        };
+        let mut ca_rtt = if retrans_acked {
+            None
+        } else {
+            newest_acked.map(us)
+        };
         if seq_rtt.is_none() {
             seq_rtt = oldest_sacked.map(us);
         }
@@ -706,12 +741,15 @@ impl TcpSender {
             let sample = AckSample {
                 pkts_acked: acked_pkts,
                 rtt_us: acc.rs.rtt_us,
-                in_flight: (self.tp.mss_cache as u64 * (self.tp.delivered - acc.rs.prior_delivered.min(self.tp.delivered))) as u32,
+                in_flight: (self.tp.mss_cache as u64
+                    * (self.tp.delivered - acc.rs.prior_delivered.min(self.tp.delivered)))
+                    as u32,
             };
             self.cc.pkts_acked(&mut self.tp, &sample);
         }
         // ACK-delay heuristic (FLAG_ACK_MAYBE_DELAYED): a lone runt segment ACKed.
-        acc.rs.is_ack_delayed = acked_pkts == 1 && acked_payload < self.tp.mss_cache as u64 && delivered == 1;
+        acc.rs.is_ack_delayed =
+            acked_pkts == 1 && acked_payload < self.tp.mss_cache as u64 && delivered == 1;
         acc.rs.is_ece = info.ece;
 
         let mut ack_flags = CA_ACK_SLOWPATH;
@@ -756,7 +794,8 @@ impl TcpSender {
     }
 
     fn sack_one(&mut self, seq: u64, s: &Seg, acc: &mut AckRate) {
-        self.rate.on_delivered(acc, &s.tx, seq + 1, s.flags & EVER_RETRANS != 0);
+        self.rate
+            .on_delivered(acc, &s.tx, seq + 1, s.flags & EVER_RETRANS != 0);
         self.rack_advance(s, seq + 1);
         self.ts_unlink(seq);
         let tp = &mut self.tp;
@@ -813,7 +852,9 @@ impl TcpSender {
         while seq != NIL {
             let s = *self.seg(seq);
             let next = s.ts_next;
-            if !(self.rack_sent > s.sent || (self.rack_sent == s.sent && self.rack_end_seq > seq + 1)) {
+            if !(self.rack_sent > s.sent
+                || (self.rack_sent == s.sent && self.rack_end_seq > seq + 1))
+            {
                 break;
             }
             let waited_us = (now - s.sent) / 1000;
@@ -846,7 +887,11 @@ impl TcpSender {
         }
         let sg = self.seg_mut(seq);
         sg.flags = (sg.flags | LOST) & !RETRANS;
-        self.rtx_hint = if self.rtx_hint == NIL { seq } else { self.rtx_hint.min(seq) };
+        self.rtx_hint = if self.rtx_hint == NIL {
+            seq
+        } else {
+            self.rtx_hint.min(seq)
+        };
         self.cc.skb_marked_lost(&mut self.tp, &s.tx);
     }
 
@@ -872,7 +917,8 @@ impl TcpSender {
 
     /// `tcp_end_cwnd_reduction`.
     fn end_cwnd_reduction(&mut self) {
-        if !self.cc.has_cong_control() && self.tp.snd_ssthresh < super::sock::TCP_INFINITE_SSTHRESH {
+        if !self.cc.has_cong_control() && self.tp.snd_ssthresh < super::sock::TCP_INFINITE_SSTHRESH
+        {
             self.tp.snd_cwnd = self.tp.snd_ssthresh;
             self.tp.snd_cwnd_stamp = self.tp.now;
         }
@@ -913,7 +959,11 @@ impl TcpSender {
             return;
         }
         if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) {
-            let next = if self.tp.sacked_out > 0 || self.tp.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+            let next = if self.tp.sacked_out > 0 || self.tp.retrans_out > 0 {
+                CaState::Disorder
+            } else {
+                CaState::Open
+            };
             self.set_ca_state(next);
         }
     }
@@ -928,10 +978,13 @@ impl TcpSender {
         let in_flight = tp.packets_in_flight() as i64;
         let delta = tp.snd_ssthresh as i64 - in_flight;
         let mut sndcnt: i64 = if delta < 0 {
-            let dividend = tp.snd_ssthresh as u64 * self.prr_delivered as u64 + tp.prior_cwnd.max(1) as u64 - 1;
+            let dividend = tp.snd_ssthresh as u64 * self.prr_delivered as u64
+                + tp.prior_cwnd.max(1) as u64
+                - 1;
             (dividend / tp.prior_cwnd.max(1) as u64) as i64 - self.prr_out as i64
         } else {
-            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            let mut s =
+                (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
             if una_advanced && newly_lost == 0 {
                 s += 1;
             }
@@ -1009,7 +1062,10 @@ impl TcpSender {
         }
         self.stats.rto_count += 1;
         let tp = &self.tp;
-        if tp.ca_state <= CaState::Disorder || tp.snd_una >= tp.high_seq || tp.ca_state == CaState::Loss {
+        if tp.ca_state <= CaState::Disorder
+            || tp.snd_una >= tp.high_seq
+            || tp.ca_state == CaState::Loss
+        {
             self.tp.prior_ssthresh = self.tp.snd_ssthresh.max(self.tp.snd_cwnd * 3 / 4);
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
