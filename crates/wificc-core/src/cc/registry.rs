@@ -64,6 +64,7 @@ pub fn all() -> &'static [CcInfo] {
 static ENTRIES: &[CcInfo] = &[
     super::reno::INFO,
     // registry-entries (one line per algorithm, keep this marker)
+    super::bbr::INFO,
 ];
 
 /// Names of all registered algorithms.
