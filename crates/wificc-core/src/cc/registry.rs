@@ -65,6 +65,7 @@ static ENTRIES: &[CcInfo] = &[
     super::reno::INFO,
     // registry-entries (one line per algorithm, keep this marker)
     super::bbr::INFO,
+    super::bbr::bbrp::INFO,
 ];
 
 /// Names of all registered algorithms.
