@@ -66,6 +66,7 @@ static ENTRIES: &[CcInfo] = &[
     // registry-entries (one line per algorithm, keep this marker)
     super::bbr::INFO,
     super::bbr::bbrp::INFO,
+    super::bbr::bbrn::INFO,
 ];
 
 /// Names of all registered algorithms.
