@@ -67,6 +67,7 @@ static ENTRIES: &[CcInfo] = &[
     super::bbr::INFO,
     super::bbr::bbrp::INFO,
     super::bbr::bbrn::INFO,
+    super::bbr::apg::INFO,
 ];
 
 /// Names of all registered algorithms.

@@ -62,6 +62,7 @@
 //! Source: Linux `net/ipv4/tcp_bbr.c` (v6.x), `lib/win_minmax.c`; N. Cardwell et al., "BBR:
 //! Congestion-Based Congestion Control", ACM Queue 14(5), 2016.
 
+pub mod apg;
 pub mod bbrn;
 pub mod bbrp;
 pub mod minmax;
