@@ -68,6 +68,7 @@ static ENTRIES: &[CcInfo] = &[
     super::bbr::bbrp::INFO,
     super::bbr::bbrn::INFO,
     super::bbr::apg::INFO,
+    super::bbr::pg::INFO,
 ];
 
 /// Names of all registered algorithms.

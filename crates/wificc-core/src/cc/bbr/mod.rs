@@ -66,6 +66,7 @@ pub mod apg;
 pub mod bbrn;
 pub mod bbrp;
 pub mod minmax;
+pub mod pg;
 #[cfg(test)]
 mod testnet;
 
