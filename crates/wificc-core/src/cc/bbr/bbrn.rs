@@ -10,7 +10,8 @@
 //! quantum = max(min(pacing_rate x 1 ms, 64 KiB) / mss, base)   segments
 //! ```
 //!
-//! where Linux BBR uses `pacing_rate >> sk_pacing_shift` with a floor of 2. The quantum is both
+//! where Linux BBR uses `pacing_rate >> sk_pacing_shift` with a floor of 2 and a cap of 127
+//! segments (here the 64 KiB bound is the only cap). The quantum is both
 //! what `min_tso_segs` returns to TCP (so skbs carry at least 4 segments, which the Wi-Fi MAC
 //! can aggregate) and the unit of the cwnd quantization budget (three quanta, `bbr_tso_segs_goal`
 //! in the engine). It is meant to run with a 4 ms TSQ budget (`sk_pacing_shift` 8), a setting

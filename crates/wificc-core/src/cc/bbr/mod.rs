@@ -394,7 +394,11 @@ pub fn min_tso_segs(k: &Knobs, tp: &Sock) -> u32 {
 /// Linux `bbr_tso_segs_goal`: about 1 ms of data at the pacing rate (`pacing_rate >>
 /// sk_pacing_shift`), at most a legacy GSO skb, at least `min_tso_segs`, in segments.
 pub fn tso_segs_goal(k: &Knobs, tp: &Sock) -> u32 {
-    let bytes = (tp.pacing_rate >> tp.pacing_shift).min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
+    let per_shift = tp
+        .pacing_rate
+        .checked_shr(u32::from(tp.pacing_shift))
+        .unwrap_or(0);
+    let bytes = per_shift.min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
     let segs = (bytes / u64::from(tp.mss_cache.max(1))) as u32;
     segs.max(min_tso_segs(k, tp)).min(TSO_SEGS_GOAL_MAX)
 }

@@ -824,6 +824,51 @@ fn packet_conservation_in_recovery_and_restore_after() {
 }
 
 #[test]
+fn the_model_report() {
+    let (mut bbr, mut tp, mut rng) = probing(Params::default());
+    bbr.cycle_idx = 2;
+    bbr.mss = 1448;
+    let rs = sample(&mut tp, 1_000, 10, false);
+    bbr.cong_control(&mut tp, &rs, &mut rng);
+    let keys: Vec<&str> = bbr.model().iter().map(|&(k, _)| k).collect();
+    assert_eq!(
+        keys,
+        [
+            "bw_bps",
+            "min_rtt_us",
+            "mode",
+            "pacing_gain",
+            "cwnd_gain",
+            "cycle_idx",
+            "cycle_len",
+            "full_bw_reached",
+            "extra_acked",
+            "lt_use_bw",
+            "target_cwnd"
+        ]
+    );
+    let m = model(&bbr);
+    // 167772 x 1448 x 8 x 10^6 >> 24 = 115839889 bit/s (0.01 packet/us of 1448 bytes).
+    assert_eq!(m["bw_bps"], 115_839_889.0);
+    assert_eq!(
+        (m["min_rtt_us"], m["mode"], m["cycle_len"]),
+        (10_000.0, 2.0, 8.0)
+    );
+    assert_eq!(
+        (m["pacing_gain"], m["cwnd_gain"], m["full_bw_reached"]),
+        (1.0, 2.0, 1.0)
+    );
+    // Target: BDP at gain 2 = 200; + aggregation 10 (1 ms after the epoch began 9 packets
+    // were expected and none was ACKed yet, so a new epoch starts with these 10); + 3
+    // quanta of 9 segments (pacing 14335186 >> 10 = 13999 B): 237 -> 238.
+    assert_eq!(
+        (m["target_cwnd"], m["extra_acked"], tp.snd_cwnd),
+        (238.0, 10.0, 20)
+    );
+    assert!(linux(Params::default()).model()[1].1.is_nan());
+}
+
+#[test]
 fn a_path_run_goes_through_every_mode_and_measures_the_bottleneck() {
     // 12 Mbit/s of 1500-byte frames = 1000 packets/s of 1448-byte payload = 11.584 Mbit/s;
     // base RTT 40 ms. Over 12 s: STARTUP, DRAIN, PROBE_BW, one PROBE_RTT about 10 s after
