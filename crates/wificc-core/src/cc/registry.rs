@@ -76,6 +76,11 @@ static ENTRIES: &[CcInfo] = &[
     super::vegas::INFO,
     super::yeah::INFO,
     super::nv::INFO,
+    super::bbr::INFO,
+    super::bbr::bbrp::INFO,
+    super::bbr::bbrn::INFO,
+    super::bbr::apg::INFO,
+    super::bbr::pg::INFO,
     // registry-entries (one line per algorithm, keep this marker)
 ];
 

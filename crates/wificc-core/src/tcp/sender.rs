@@ -597,6 +597,7 @@ impl TcpSender {
                 let credit = self.wstamp - prior.min(self.wstamp);
                 self.wstamp += len_ns - (len_ns / 2).min(credit);
             }
+            self.tp.tcp_wstamp_ns = self.wstamp;
         }
         if !self.timers[SenderTimer::Rto as usize].is_armed() || retrans {
             self.rearm_rto(out);

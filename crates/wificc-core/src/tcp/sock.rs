@@ -118,6 +118,9 @@ pub struct Sock {
     pub ecn_ok: bool,
     /// Time of the last data transmission (`lsndtime`, ns).
     pub lsndtime: Nanos,
+    /// Earliest departure time of the next skb under pacing (`tcp_wstamp_ns`, ns); BBR uses it
+    /// to estimate what is in the network when that skb leaves. 0 until the first paced send.
+    pub tcp_wstamp_ns: Nanos,
 }
 
 impl Sock {
@@ -159,6 +162,7 @@ impl Sock {
             sndbuf: 4 * 1024 * 1024,
             ecn_ok: false,
             lsndtime: 0,
+            tcp_wstamp_ns: 0,
         }
     }
 
