@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
-
 from wificc.models import MODELS, _common
 
 
@@ -28,8 +27,7 @@ def test_params_from_builds_tuples_and_rejects_unknown_names():
     assert built == Example(values=(2.0, 3.0))
     with pytest.raises(
         ValueError,
-        match="unknown parameter 'sise' for model 'example'; expected one of: "
-        "size, values, extra",
+        match="unknown parameter 'sise' for model 'example'; expected one of: size, values, extra",
     ):
         _common.params_from(Example, {"sise": 2.0}, "example", extra=("extra",))
 

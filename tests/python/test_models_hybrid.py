@@ -6,7 +6,6 @@ import re
 
 import numpy as np
 import pytest
-
 from wificc.models import hybrid
 from wificc.models.hybrid import REFERENCE, HybridParams
 

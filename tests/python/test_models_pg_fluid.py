@@ -6,7 +6,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
 from wificc.models import pg_fluid
 from wificc.models.pg_fluid import PgFluidParams
 
@@ -65,16 +64,12 @@ def test_trajectory_chains_cycles():
     assert np.allclose(rows["a_end"] + rows["b_end"], 1.0, rtol=0, atol=1e-15)
     # Jain of (a, 1 - a) = 1 / (2 (a^2 + (1 - a)^2));
     # at a = 170/341: 341^2 / (2 (170^2 + 171^2))
-    assert rows.loc[0, "jain"] == pytest.approx(
-        341**2 / (2 * (170**2 + 171**2)), rel=EXACT
-    )
+    assert rows.loc[0, "jain"] == pytest.approx(341**2 / (2 * (170**2 + 171**2)), rel=EXACT)
 
 
 def test_fixed_point_of_equal_gains():
     a_star = pg_fluid.fixed_point(DEFAULT)
-    assert pg_fluid.probe_cycle(a_star, DEFAULT).a_end == pytest.approx(
-        a_star, abs=1e-15
-    )
+    assert pg_fluid.probe_cycle(a_star, DEFAULT).a_end == pytest.approx(a_star, abs=1e-15)
     assert 0.4864 < a_star < 0.4865
     for a0 in (0.1, 0.5, 0.9):
         late = pg_fluid.trajectory(a0, PgFluidParams(cycles=400))["a_end"].iloc[-1]

@@ -6,7 +6,6 @@ import re
 
 import pytest
 from scipy.integrate import quad
-
 from wificc.models import startup
 from wificc.models.startup import StartupParams
 
@@ -46,12 +45,8 @@ def test_derivation_of_4_ln2():
 def test_doubling_threshold():
     # m = 1: 4 (1 - 1/2) = 2; m = 64: 256 (1 - 2^(-1/64)); large m: 4 ln 2
     assert startup.doubling_threshold(1) == 2.0
-    assert startup.doubling_threshold(64) == pytest.approx(
-        256 * (1 - 2 ** (-1 / 64)), rel=EXACT
-    )
-    assert startup.doubling_threshold(10**7) == pytest.approx(
-        startup.STARTUP_GAIN_V3, rel=1e-7
-    )
+    assert startup.doubling_threshold(64) == pytest.approx(256 * (1 - 2 ** (-1 / 64)), rel=EXACT)
+    assert startup.doubling_threshold(10**7) == pytest.approx(startup.STARTUP_GAIN_V3, rel=1e-7)
 
 
 def test_round_growth():
@@ -73,9 +68,7 @@ def test_one_slot_per_round_is_slow_start():
     assert rows["delivery_per_rtt"].tolist() == [0, 10, 20, 40]
     assert rows["cwnd_pkts"].tolist() == [10, 20, 40, 80]
     assert rows["inflight_pkts"].tolist() == [10, 20, 40, 80]
-    assert rows["pacing_per_rtt"].tolist() == pytest.approx(
-        [10 * G1, 10 * G1, 20 * G1, 40 * G1], rel=EXACT
-    )
+    assert rows["pacing_per_rtt"].tolist() == pytest.approx([10 * G1, 10 * G1, 20 * G1, 40 * G1], rel=EXACT)
     assert rows["queue_pkts"].tolist() == [0, 0, 0, 0]
 
 
@@ -160,9 +153,7 @@ def test_higher_gain_builds_a_larger_queue():
     summary = startup.summary(StartupParams()).set_index("gain")
     v3, v1 = startup.STARTUP_GAIN_V3_LINUX, startup.STARTUP_GAIN_V1_LINUX
     assert summary.loc[v1, "max_queue_pkts"] > summary.loc[v3, "max_queue_pkts"]
-    assert (
-        summary.loc[v1, "growth_per_round"] == summary.loc[v3, "growth_per_round"] == 2
-    )
+    assert summary.loc[v1, "growth_per_round"] == summary.loc[v3, "growth_per_round"] == 2
     assert summary.loc[2.0, "growth_per_round"] < 2
     assert summary.loc[2.0, "full_bw_round"] is None
 

@@ -34,9 +34,7 @@ FIGURE_DPI = 150
 GRID_ALPHA = 0.3
 
 
-def number(
-    name: str, value: object, expected: str, ok: Callable[[float], bool]
-) -> float:
+def number(name: str, value: object, expected: str, ok: Callable[[float], bool]) -> float:
     """Return ``value`` as a float if it is a finite real number accepted by ``ok``.
 
     Raises ``ValueError("name: expected <expected>, got <value>")`` otherwise; booleans
@@ -54,11 +52,7 @@ def number(
 
 def integer(name: str, value: object, expected: str, minimum: int) -> int:
     """Return ``value`` as an int if it is an integer of at least ``minimum``."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Integral)
-        or value < minimum
-    ):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name}: expected {expected}, got {value!r}")
     return int(value)
 
@@ -72,9 +66,7 @@ def distinct_numbers(
     distinct.
     """
     if not isinstance(values, tuple) or not values:
-        raise ValueError(
-            f"{name}: expected a non-empty list of {expected}, got {values!r}"
-        )
+        raise ValueError(f"{name}: expected a non-empty list of {expected}, got {values!r}")
     checked = tuple(number(name, v, expected, ok) for v in values)
     if len(set(checked)) != len(checked):
         raise ValueError(f"{name}: expected distinct {expected}, got {values!r}")
@@ -105,23 +97,17 @@ def params_from(
 
 def result(model: str, params: object, **tables: Any) -> dict[str, Any]:
     """A model's ``run`` result: its name, its parameters (tuples as lists), tables."""
-    fields_ = {
-        k: list(v) if isinstance(v, tuple) else v for k, v in asdict(params).items()
-    }
+    fields_ = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(params).items()}
     return {"model": model, "params": fields_, **tables}
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The rows of ``frame`` as dicts of plain Python scalars, for ``json.dumps``."""
     columns = [frame[c].tolist() for c in frame.columns]
-    return [
-        dict(zip(frame.columns, row, strict=True)) for row in zip(*columns, strict=True)
-    ]
+    return [dict(zip(frame.columns, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
-def save_figure(
-    fig: Figure, title: str, path_prefix: str | os.PathLike[str]
-) -> list[Path]:
+def save_figure(fig: Figure, title: str, path_prefix: str | os.PathLike[str]) -> list[Path]:
     """Grid every axis, title ``fig``, write it to ``<path_prefix>.png`` and ``.svg``.
 
     Returns both paths. Parent directories are created. Each file is written next to

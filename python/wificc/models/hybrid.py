@@ -107,7 +107,7 @@ DEFAULT_K_MAX = 2048
 class HybridParams:
     """Model parameters in bytes, bit/s, s and packets; the study's by default."""
 
-    l: float = 1500.0  # packet size, bytes (the study's symbol)
+    l: float = 1500.0  # noqa: E741 (the study's symbol) packet size, bytes
     l_oh: float = 48.0  # per-transmission frame overhead on the Wi-Fi link, bytes
     r: float = 2.4e9  # Wi-Fi PHY rate, bit/s
     r_wired: float = 1e9  # wired link rate, bit/s
@@ -123,12 +123,8 @@ class HybridParams:
         number("r", self.r, "a PHY rate in bit/s > 0", lambda v: v > 0)
         number("r_wired", self.r_wired, "a wired rate in bit/s > 0", lambda v: v > 0)
         integer("mxg", self.mxg, "a largest aggregate of at least 1 packet", 1)
-        number(
-            "t_oh", self.t_oh, "a per-transmission overhead in s >= 0", lambda v: v >= 0
-        )
-        number(
-            "le_oh", self.le_oh, "an Ethernet overhead in bytes >= 0", lambda v: v >= 0
-        )
+        number("t_oh", self.t_oh, "a per-transmission overhead in s >= 0", lambda v: v >= 0)
+        number("le_oh", self.le_oh, "an Ethernet overhead in bytes >= 0", lambda v: v >= 0)
         number("rtt_base", self.rtt_base, "a base RTT in s > 0", lambda v: v > 0)
         integer("buffer", self.buffer, "a queue capacity of at least 0 packets", 0)
 
@@ -201,9 +197,7 @@ def k_bar(p: HybridParams = REFERENCE) -> float:
     if p.r <= p.r_wired:
         return math.inf
     per_transmission_s = p.l_oh * BITS_PER_BYTE / p.r + p.t_oh
-    return (
-        p.r_wired * per_transmission_s / (p.l * BITS_PER_BYTE * (1 - p.r_wired / p.r))
-    )
+    return p.r_wired * per_transmission_s / (p.l * BITS_PER_BYTE * (1 - p.r_wired / p.r))
 
 
 def _hybrid_k_bar(p: HybridParams) -> float:
@@ -250,9 +244,7 @@ def wired_bw(k: Any, p: HybridParams = REFERENCE) -> Any:
     """Wired delivery rate min(k l 8 / rtt_base, l 8 / TxTe(1)), bit/s of packets."""
     kk = _packets(k)
     window = kk * p.l * BITS_PER_BYTE / p.rtt_base
-    return _shaped(
-        k, np.minimum(window, p.l * BITS_PER_BYTE / _txte(p, np.float64(1.0)))
-    )
+    return _shaped(k, np.minimum(window, p.l * BITS_PER_BYTE / _txte(p, np.float64(1.0))))
 
 
 def wired_rtt(k: Any, p: HybridParams = REFERENCE) -> Any:
@@ -304,17 +296,9 @@ def operating_points(p: HybridParams = REFERENCE) -> list[OperatingPoint]:
         ("M", float(p.mxg), "full aggregation mxg: no extra rate, wired queueing"),
         ("N", kb + p.buffer, "wired queue full"),
     ]
-    points = [
-        OperatingPoint("wired", n, k, wired_bw(k, p), wired_rtt(k, p), m)
-        for n, k, m in wired
-    ]
-    points += [
-        OperatingPoint("wifi", n, k, wifi_bw(k, p), wifi_rtt(k, p), m)
-        for n, k, m in wifi
-    ]
-    points += [
-        OperatingPoint("hybrid", n, k, bw(k, p), rtt(k, p), m) for n, k, m in hybrid
-    ]
+    points = [OperatingPoint("wired", n, k, wired_bw(k, p), wired_rtt(k, p), m) for n, k, m in wired]
+    points += [OperatingPoint("wifi", n, k, wifi_bw(k, p), wifi_rtt(k, p), m) for n, k, m in wifi]
+    points += [OperatingPoint("hybrid", n, k, bw(k, p), rtt(k, p), m) for n, k, m in hybrid]
     return points
 
 

@@ -79,9 +79,7 @@ class PgFluidParams:
     gain_b: float = BBR_PROBE_GAIN
 
     def __post_init__(self) -> None:
-        distinct_numbers(
-            "starts", self.starts, "shares of flow A in (0, 1)", lambda v: 0 < v < 1
-        )
+        distinct_numbers("starts", self.starts, "shares of flow A in (0, 1)", lambda v: 0 < v < 1)
         integer("cycles", self.cycles, "at least 1 probing cycle", 1)
         number("gain_a", self.gain_a, "a probing gain > 1", lambda v: v > 1)
         number("gain_b", self.gain_b, "a probing gain > 1", lambda v: v > 1)
@@ -150,9 +148,7 @@ def trajectory(a0: float, p: PgFluidParams) -> pd.DataFrame:
 
     Columns: a0, cycle (1-based), a_start, d_a, a_after_a, d_b, a_end, b_end, jain.
     """
-    a = number(
-        "a0", a0, "a share of flow A strictly between 0 and 1", lambda v: 0 < v < 1
-    )
+    a = number("a0", a0, "a share of flow A strictly between 0 and 1", lambda v: 0 < v < 1)
     rows = []
     for cycle in range(1, p.cycles + 1):
         step = probe_cycle(a, p)
@@ -175,12 +171,8 @@ def figure(p: PgFluidParams, path_prefix: str | os.PathLike[str]) -> list[Path]:
     share_ax, gain_ax = fig.subplots(1, 2)
     for a0, runs in cycles.groupby("a0", sort=False):
         shares = np.concatenate(([a0], runs["a_end"]))
-        share_ax.plot(
-            np.arange(len(shares)), shares, "-o", markersize=2, label=f"a0 = {a0:g}"
-        )
-    share_ax.axhline(
-        a_star, color="black", linestyle="--", linewidth=0.8, label=f"a* = {a_star:.4f}"
-    )
+        share_ax.plot(np.arange(len(shares)), shares, "-o", markersize=2, label=f"a0 = {a0:g}")
+    share_ax.axhline(a_star, color="black", linestyle="--", linewidth=0.8, label=f"a* = {a_star:.4f}")
     share_ax.axhline(0.5, color="grey", linewidth=0.6)
     share_ax.set_xlabel("probing cycle (A probes, then B)")
     share_ax.set_ylabel("share of flow A")

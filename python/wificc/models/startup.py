@@ -118,15 +118,11 @@ class StartupParams:
             "an initial cwnd in packets > 0",
             lambda v: v > 0,
         )
-        number(
-            "bdp", self.bdp, "a bandwidth-delay product in packets > 0", lambda v: v > 0
-        )
+        number("bdp", self.bdp, "a bandwidth-delay product in packets > 0", lambda v: v > 0)
         integer("rounds", self.rounds, "at least 1 round", 1)
         integer("slots_per_round", self.slots_per_round, "at least 1 slot per round", 1)
         if self.cwnd_gain is not None:
-            number(
-                "cwnd_gain", self.cwnd_gain, "a cwnd gain > 0 or None", lambda v: v > 0
-            )
+            number("cwnd_gain", self.cwnd_gain, "a cwnd gain > 0 or None", lambda v: v > 0)
         number(
             "pacing_margin",
             self.pacing_margin,
@@ -240,9 +236,7 @@ def summary(p: StartupParams, rounds: pd.DataFrame | None = None) -> pd.DataFram
         rows.append(
             {
                 "gain": float(gain),
-                "growth_per_round": round_growth(
-                    gain * (1 - p.pacing_margin), p.slots_per_round
-                ),
+                "growth_per_round": round_growth(gain * (1 - p.pacing_margin), p.slots_per_round),
                 "full_bw_round": full_round,
                 "queue_at_full_bw_pkts": queue_at_full,
                 "max_queue_pkts": float(runs["queue_pkts"].max()),
@@ -259,9 +253,7 @@ def figure(p: StartupParams, path_prefix: str | os.PathLike[str]) -> list[Path]:
     rate_ax, queue_ax = fig.subplots(1, 2, sharex=True)
     for gain, runs in rounds.groupby("gain", sort=False):
         label = f"G = {gain:.4g}"
-        (pacing_line,) = rate_ax.semilogy(
-            runs["round"], runs["pacing_per_rtt"], label=label
-        )
+        (pacing_line,) = rate_ax.semilogy(runs["round"], runs["pacing_per_rtt"], label=label)
         color = pacing_line.get_color()
         # Nothing is delivered in round 1, which a log axis cannot show.
         delivered = runs["delivery_per_rtt"].where(runs["round"] > 1)
