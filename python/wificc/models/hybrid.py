@@ -81,14 +81,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from wificc.models._common import (
-    integer,
-    number,
-    params_from,
-    records,
-    result,
-    save_figure,
-)
+from wificc.models._common import integer, number, params_from, records, result, save_figure
 
 BITS_PER_BYTE = 8
 # Ethernet bytes on the wire besides the IP packet: preamble 7, SFD 1, MAC header 14,

@@ -52,15 +52,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from scipy.optimize import brentq
 
-from wificc.models._common import (
-    distinct_numbers,
-    integer,
-    number,
-    params_from,
-    records,
-    result,
-    save_figure,
-)
+from wificc.models._common import distinct_numbers, integer, number, params_from, records, result, save_figure
 
 # BBR's ProbeBW up gain, 5/4 (tcp_bbr.c bbr_pacing_gain[0]).
 BBR_PROBE_GAIN = 1.25

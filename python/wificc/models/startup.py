@@ -68,15 +68,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from scipy.optimize import brentq
 
-from wificc.models._common import (
-    distinct_numbers,
-    integer,
-    number,
-    params_from,
-    records,
-    result,
-    save_figure,
-)
+from wificc.models._common import distinct_numbers, integer, number, params_from, records, result, save_figure
 
 # Gain that doubles the rate per round when the bw sample is instantaneous: 2/ln 2.
 STARTUP_GAIN_V1 = 2 / math.log(2)
