@@ -719,6 +719,9 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Wired, 
     ));
     world.watch(bottleneck);
     world.watch(reverse);
+    for &nic in client_up.iter().chain([&server_up]) {
+        world.watch(nic);
+    }
     Ok(Wired {
         client_up,
         client_down,
@@ -878,6 +881,8 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
                 cwnd_mean: f.series.cwnd.iter().map(|&c| c as f64).sum::<f64>() / n,
                 tsq_throttled: st.tsq_throttled,
                 max_tsq_bytes: st.max_below_bytes,
+                tsq_exceptions: st.tsq_exceptions,
+                tsq_max_excess: st.tsq_max_excess,
             }
         })
         .collect();

@@ -109,6 +109,10 @@ pub struct FlowSummary {
     pub cwnd_mean: f64,
     pub tsq_throttled: u64,
     pub max_tsq_bytes: u64,
+    /// Sends let over the TSQ limit by the one-skb exception.
+    pub tsq_exceptions: u64,
+    /// Largest excess over the TSQ limit after any other send (<= 0: the limit held).
+    pub tsq_max_excess: i64,
 }
 
 /// Summary of one ping stream.

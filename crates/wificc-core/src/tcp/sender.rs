@@ -59,6 +59,19 @@ struct Seg {
     ts_next: u64,
 }
 
+/// TSQ's verdict on the next skb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tsq {
+    /// Within the limit.
+    Send,
+    /// Over the limit, but at most one skb is unacknowledged.
+    Excepted,
+    /// Over the limit: wait for TX completions.
+    Stop,
+    /// No limit applies (TSQ off, or an RTO retransmission).
+    Unlimited,
+}
+
 /// Timers a sender asks the event loop for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SenderTimer {
@@ -84,6 +97,11 @@ pub struct SenderStats {
     pub recoveries: u64,
     pub skbs_sent: u64,
     pub tsq_throttled: u64,
+    /// Sends allowed over the TSQ limit by the one-skb exception.
+    pub tsq_exceptions: u64,
+    /// Largest excess over the TSQ limit after a send not covered by the exception (<= 0 when
+    /// the limit always held; see `note_tsq_excess`).
+    pub tsq_max_excess: i64,
     pub max_below_bytes: u64,
 }
 
@@ -363,34 +381,64 @@ impl TcpSender {
             .min(max_segs)
     }
 
-    /// `tcp_small_queue_check`: would sending an skb of `truesize` put too much below TCP?
-    /// `factor` is 1 for retransmissions (the limit is doubled).
-    fn tsq_blocks(&mut self, truesize: u64, segs: u32, factor: u32) -> bool {
-        let over = match self.cfg.tsq {
-            TsqMode::Off => return false,
+    /// The TSQ limit in force now, in bytes (rate and static-bytes modes) or packets (static
+    /// packets), for an skb of `truesize`; `factor` 1 doubles it (retransmissions).
+    fn tsq_limit(&self, truesize: u64, factor: u32) -> Option<u64> {
+        match self.cfg.tsq {
+            TsqMode::Off => None,
             TsqMode::Rate => {
                 let mut limit = (2 * truesize).max(self.tp.pacing_rate >> self.tp.pacing_shift);
                 if !self.pacing_enforced() {
                     limit = limit.min(self.cfg.limit_output_bytes);
                 }
-                self.below_bytes > limit << factor
+                Some(limit << factor)
             }
-            TsqMode::StaticPackets(n) => self.below_packets + segs as u64 > (n as u64) << factor,
-            TsqMode::StaticBytes(b) => self.below_bytes + truesize > b << factor,
+            TsqMode::StaticPackets(n) => Some((n as u64) << factor),
+            TsqMode::StaticBytes(b) => Some(b << factor),
+        }
+    }
+
+    /// `tcp_small_queue_check`: would sending an skb of `truesize` (`segs` segments) put too much
+    /// below TCP? Rate mode, as Linux: stop once more than the limit is already below (so one
+    /// skb may cross it). Static modes: stop before the skb would cross it.
+    fn tsq_check(&mut self, truesize: u64, segs: u32, factor: u32) -> Tsq {
+        let Some(limit) = self.tsq_limit(truesize, factor) else {
+            return Tsq::Unlimited;
+        };
+        let over = match self.cfg.tsq {
+            TsqMode::Rate => self.below_bytes > limit,
+            TsqMode::StaticPackets(_) => self.below_packets + segs as u64 > limit,
+            _ => self.below_bytes + truesize > limit,
         };
         if !over {
-            return false;
+            return Tsq::Send;
         }
         // Always allow a send when at most one skb is unacknowledged (or nothing is below TCP).
         let single_skb = self.segs.front().is_none_or(|f| f.skb + 1 >= self.next_skb);
         if single_skb || self.below_packets == 0 {
-            return false;
+            self.stats.tsq_exceptions += 1;
+            return Tsq::Excepted;
         }
         if !self.tsq_throttled {
             self.stats.tsq_throttled += 1;
         }
         self.tsq_throttled = true;
-        true
+        Tsq::Stop
+    }
+
+    /// After an skb went below TCP: how far the bytes (or packets) below TCP exceed what the TSQ
+    /// mode allows (rate mode: limit + this skb; static modes: the limit), for the invariant
+    /// checks of the tests and the run summary.
+    fn note_tsq_excess(&mut self, truesize: u64, factor: u32) {
+        let Some(limit) = self.tsq_limit(truesize, factor) else {
+            return;
+        };
+        let excess = match self.cfg.tsq {
+            TsqMode::Rate => self.below_bytes as i64 - (limit + truesize) as i64,
+            TsqMode::StaticPackets(_) => self.below_packets as i64 - limit as i64,
+            _ => self.below_bytes as i64 - limit as i64,
+        };
+        self.stats.tsq_max_excess = self.stats.tsq_max_excess.max(excess);
     }
 
     /// `tcp_pacing_check`: is the next departure in the future? Then arm the pacing timer.
@@ -428,10 +476,11 @@ impl TcpSender {
                 break;
             }
             let payload = self.seg(seq).payload as u64;
-            if self.tsq_blocks(self.truesize(payload), 1, 1) {
+            let tsq = self.tsq_check(self.truesize(payload), 1, 1);
+            if tsq == Tsq::Stop {
                 return self.cwnd_validate(sent_any, cwnd_limited);
             }
-            self.transmit(seq, 1, true, out);
+            self.transmit(seq, 1, true, tsq, out);
             sent_any = true;
         }
         // New data (tcp_write_xmit).
@@ -449,11 +498,12 @@ impl TcpSender {
             let segs_avail = bytes_avail.div_ceil(self.tp.mss_cache as u64);
             segs = segs.min(segs_avail.min(u32::MAX as u64) as u32);
             let payload = (segs as u64 * self.tp.mss_cache as u64).min(bytes_avail);
-            if self.tsq_blocks(self.truesize(payload), segs, 0) {
+            let tsq = self.tsq_check(self.truesize(payload), segs, 0);
+            if tsq == Tsq::Stop {
                 break;
             }
             let seq = self.tp.snd_nxt;
-            self.transmit(seq, segs, false, out);
+            self.transmit(seq, segs, false, tsq, out);
             sent_any = true;
             if self.tp.packets_in_flight() >= self.tp.snd_cwnd {
                 cwnd_limited = true;
@@ -501,7 +551,7 @@ impl TcpSender {
     }
 
     /// Put `segs` segments starting at `seq` on the wire as one skb.
-    fn transmit(&mut self, seq: u64, segs: u32, retrans: bool, out: &mut Out) {
+    fn transmit(&mut self, seq: u64, segs: u32, retrans: bool, tsq: Tsq, out: &mut Out) {
         let now = out.now;
         let now_us = now / 1000;
         if self.tp.packets_in_flight() == 0 {
@@ -581,6 +631,9 @@ impl TcpSender {
         }
         self.below_bytes += truesize;
         self.below_packets += segs as u64;
+        if let Tsq::Send = tsq {
+            self.note_tsq_excess(truesize, u32::from(retrans));
+        }
         self.stats.max_below_bytes = self.stats.max_below_bytes.max(self.below_bytes);
         self.stats.skbs_sent += 1;
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
@@ -1092,7 +1145,7 @@ impl TcpSender {
         self.rto = (self.rto * 2).min(self.cfg.rto_max);
         // Retransmit the head now, ignoring pacing (tcp_retransmit_skb from the timer).
         let head = self.tp.snd_una;
-        self.transmit(head, 1, true, out);
+        self.transmit(head, 1, true, Tsq::Unlimited, out);
         let at = out.now + self.rto;
         self.arm(SenderTimer::Rto, at, out);
     }
