@@ -115,6 +115,10 @@ pub struct Sock {
     pub ecn_ok: bool,
     /// Time of the last data transmission (`lsndtime`, ns).
     pub lsndtime: Nanos,
+    /// Earliest departure time of the next packet under pacing (Linux `tcp_wstamp_ns`, the
+    /// EDT `next_tx_time`, ns); 0 or a past time when nothing waits. BBR estimates what is
+    /// still in the network at that time.
+    pub wstamp_ns: Nanos,
 }
 
 impl Sock {
@@ -156,6 +160,7 @@ impl Sock {
             sndbuf: 4 * 1024 * 1024,
             ecn_ok: false,
             lsndtime: 0,
+            wstamp_ns: 0,
         }
     }
 
