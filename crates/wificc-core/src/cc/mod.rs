@@ -10,6 +10,7 @@
 //! Each algorithm lives in its own file with a `Params` struct (serde, documented defaults);
 //! [`registry`] maps names to constructors.
 
+pub mod bbr3;
 pub mod registry;
 pub mod reno;
 

@@ -64,6 +64,9 @@ pub fn all() -> &'static [CcInfo] {
 static ENTRIES: &[CcInfo] = &[
     super::reno::INFO,
     // registry-entries (one line per algorithm, keep this marker)
+    super::bbr3::BBR2_INFO,
+    super::bbr3::BBR3_INFO,
+    super::bbr3::BBRN3_INFO,
 ];
 
 /// Names of all registered algorithms.
