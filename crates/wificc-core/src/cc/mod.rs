@@ -11,6 +11,7 @@
 //! [`registry`] maps names to constructors.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod cubic;
 pub mod dctcp;
 pub mod highspeed;

@@ -81,6 +81,9 @@ static ENTRIES: &[CcInfo] = &[
     super::bbr::bbrn::INFO,
     super::bbr::apg::INFO,
     super::bbr::pg::INFO,
+    super::bbr3::BBR2_INFO,
+    super::bbr3::BBR3_INFO,
+    super::bbr3::BBRN3_INFO,
     // registry-entries (one line per algorithm, keep this marker)
 ];
 
