@@ -1,1 +1,45 @@
-fn main() {}
+//! Simulator speed: simulated seconds per wall-clock second and events per second for the
+//! reference workloads (`cargo bench -p wificc-core --bench sim`). Figures, not pass/fail:
+//! the targets (>= 50x real time) are tracked in the README.
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use wificc_core::scenario::{self, Scenario};
+
+fn bench(name: &str, v: Value, reps: u32) {
+    let s = Scenario::from_value(v).expect("valid benchmark scenario");
+    let sim_s = s.duration.0 as f64 / 1e9;
+    let mut best = f64::INFINITY;
+    let mut events = 0;
+    for _ in 0..reps {
+        let t = Instant::now();
+        let r = scenario::run(&s).expect("benchmark run");
+        best = best.min(t.elapsed().as_secs_f64());
+        events = r.summary.events;
+    }
+    println!(
+        "{name:<40} {:>8.1}x real time  {:>6.2} M events/s  ({events} events, best of {reps}: {best:.3} s)",
+        sim_s / best,
+        events as f64 / best / 1e6
+    );
+}
+
+fn main() {
+    bench(
+        "cubic 1 Gbit/s 10 ms 1 BDP, 30 s",
+        json!({"duration": "30s", "path": {"kind": "wired", "rate": "1gbit", "rtt": "10ms", "buffer": "1bdp"}, "flows": [{"cc": "cubic"}]}),
+        3,
+    );
+    bench(
+        "bbr 1 Gbit/s 10 ms 1 BDP, 30 s",
+        json!({"duration": "30s", "path": {"kind": "wired", "rate": "1gbit", "rtt": "10ms", "buffer": "1bdp"}, "flows": [{"cc": "bbr"}]}),
+        3,
+    );
+    bench(
+        "4 x cubic 50 Mbit/s 20 ms + ping, 60 s",
+        json!({"duration": "60s", "path": {"kind": "wired", "rate": "50mbit", "rtt": "20ms", "buffer": "1bdp"},
+               "flows": [{"cc": "cubic"}, {"cc": "cubic"}, {"cc": "cubic"}, {"cc": "cubic"}], "pings": [{}]}),
+        3,
+    );
+}

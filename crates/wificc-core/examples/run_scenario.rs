@@ -1,5 +1,5 @@
 //! Run a scenario file (TOML or JSON) and print its summary as JSON, without the Python front
-//! end: `cargo run --release --example run_scenario -- scenario.toml`.
+//! end: `cargo run --release --example run_scenario -- scenario.toml [--series]`.
 
 use std::process::ExitCode;
 
@@ -25,7 +25,10 @@ fn main() -> ExitCode {
     let result = Scenario::parse(&text, format).and_then(|s| scenario::run(&s));
     match result {
         Ok(r) => {
-            let out = serde_json::json!({"summary": r.summary, "flows": r.flows, "pings": r.pings, "queues": r.queues});
+            let mut out = serde_json::json!({"summary": r.summary, "flows": r.flows, "pings": r.pings, "queues": r.queues});
+            if std::env::args().any(|a| a == "--series") {
+                out["series"] = serde_json::to_value(&r.series).unwrap_or_default();
+            }
             println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
             ExitCode::SUCCESS
         }

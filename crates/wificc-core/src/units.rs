@@ -20,8 +20,12 @@ pub const USEC_PER_SEC: u64 = 1_000_000;
 /// Time to serialise `bytes` at `rate`, rounded up to the next nanosecond.
 #[inline]
 pub fn tx_time(bytes: Bytes, rate: BitsPerSec) -> Nanos {
-    let bits = bytes as u128 * 8 * NSEC_PER_SEC as u128;
-    bits.div_ceil(rate.max(1) as u128) as Nanos
+    let rate = rate.max(1);
+    // u64 arithmetic (a hardware divide) whenever bytes x 8e9 fits, i.e. below 2.3 GB.
+    match bytes.checked_mul(8 * NSEC_PER_SEC) {
+        Some(bits) => bits.div_ceil(rate),
+        None => (bytes as u128 * 8 * NSEC_PER_SEC as u128).div_ceil(rate as u128) as Nanos,
+    }
 }
 
 /// Bytes that `rate` carries in `dur`, rounded down.

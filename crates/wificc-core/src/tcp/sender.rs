@@ -349,12 +349,18 @@ impl TcpSender {
             self.cfg.pacing_ca_ratio
         } as u128
             * self.cfg.tp as u128;
-        // mss * ratio% * max(cwnd, packets_out) / srtt, in bytes per second.
-        let mut rate = tp.mss_cache as u128 * ((1_000_000u128 / 100) << 3) * ratio;
-        rate *= tp.snd_cwnd.max(tp.packets_out) as u128;
-        if tp.srtt_us != 0 {
-            rate /= tp.srtt_us as u128;
-        }
+        // mss * ratio% * max(cwnd, packets_out) / srtt, in bytes per second; u64 unless that
+        // would overflow (a window of tens of millions of packets).
+        let num = (tp.mss_cache as u128)
+            * ((1_000_000u128 / 100) << 3)
+            * ratio
+            * tp.snd_cwnd.max(tp.packets_out) as u128;
+        let rate = match (u64::try_from(num), tp.srtt_us) {
+            (Ok(n), 0) => n as u128,
+            (Ok(n), srtt) => (n / srtt as u64) as u128,
+            (Err(_), 0) => num,
+            (Err(_), srtt) => num / srtt as u128,
+        };
         tp.pacing_rate = rate.min(tp.max_pacing_rate as u128) as u64;
     }
 
