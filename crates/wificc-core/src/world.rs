@@ -357,10 +357,15 @@ impl World {
     }
 
     /// Account packets a queue dropped; a drop at the sender's own NIC frees its TSQ charge.
+    #[inline]
     fn handle_drops(&mut self, link: u32) {
-        if self.dropped.is_empty() {
-            return;
+        if !self.dropped.is_empty() {
+            self.account_drops(link);
         }
+    }
+
+    #[cold]
+    fn account_drops(&mut self, link: u32) {
         let reports = self.links[link as usize].reports_tx_completion;
         let dropped = std::mem::take(&mut self.dropped);
         for p in &dropped {
