@@ -124,6 +124,9 @@ pub struct WiredSpec {
     /// Per-packet L2 bytes on the wire (Ethernet: 38).
     #[serde(default = "default_l2")]
     pub l2_overhead: u32,
+    /// Independent random loss probability on the bottleneck, each direction (0..1).
+    #[serde(default)]
+    pub loss: f64,
 }
 
 fn default_bottleneck_qdisc() -> QdiscSpec {
@@ -454,6 +457,12 @@ impl Scenario {
                         ));
                     }
                 }
+                if !(0.0..1.0).contains(&w.loss) {
+                    return Err(err(
+                        "path.loss",
+                        format!("got {}, expected a probability in [0, 1)", w.loss),
+                    ));
+                }
                 if w.clients == 0 {
                     return Err(err(
                         "path.clients",
@@ -680,20 +689,24 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Wired, 
         client_nic.push(world.add_link(nic));
     }
     let half = w.rtt.0 / 2;
-    let bottleneck = world.add_link(Link::new(
+    let mut fwd = Link::new(
         "bottleneck",
         w.rate.0,
         half,
         w.l2_overhead,
         qdisc(&bottleneck_spec, "path.qdisc")?,
-    ));
-    let reverse = world.add_link(Link::new(
+    );
+    fwd.set_loss(w.loss, Rng::new(s.seed, 200));
+    let bottleneck = world.add_link(fwd);
+    let mut rev = Link::new(
         "bottleneck-rev",
         w.rate.0,
         w.rtt.0 - half,
         w.l2_overhead,
         qdisc(&bottleneck_spec, "path.qdisc")?,
-    ));
+    );
+    rev.set_loss(w.loss, Rng::new(s.seed, 201));
+    let reverse = world.add_link(rev);
     let mut nic = Link::new(
         "server-nic",
         w.access_rate.0,
@@ -891,6 +904,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
                 name: link.name.clone(),
                 enqueued: st.enqueued,
                 dropped: st.dropped,
+                random_losses: link.random_losses,
                 ecn_marked: st.ecn_marked,
                 tx_packets: link.tx_packets,
                 utilization: link.busy_after_warmup() as f64 / measured as f64,

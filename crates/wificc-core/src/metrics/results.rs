@@ -137,6 +137,8 @@ pub struct QueueSummary {
     pub name: String,
     pub enqueued: u64,
     pub dropped: u64,
+    /// Packets lost to the link's random loss (not counted in `dropped`).
+    pub random_losses: u64,
     pub ecn_marked: u64,
     pub tx_packets: u64,
     /// Busy time / (duration - warmup).

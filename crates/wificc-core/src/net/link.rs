@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use super::packet::{Kind, Packet};
 use super::qdisc::{Qdisc, QdiscStats};
 use crate::metrics::Histogram;
+use crate::sim::Rng;
 use crate::units::{tx_time, BitsPerSec, Nanos};
 
 /// Ethernet framing on the wire per packet: preamble + SFD 8, header 14, FCS 4, inter-frame gap
@@ -28,6 +29,11 @@ pub struct Link {
     pub l2_overhead: u32,
     /// End of serialisation counts as TX completion for the sender's TSQ.
     pub reports_tx_completion: bool,
+    /// Independent random loss: each arriving packet is dropped with this probability before it
+    /// reaches the queue (a lossy medium, as netem/mm-loss), from its own random stream.
+    loss: Option<(f64, Rng)>,
+    /// Packets lost to `loss`.
+    pub random_losses: u64,
     qdisc: Box<dyn Qdisc>,
     /// The serialiser is busy until then.
     busy_until: Nanos,
@@ -83,6 +89,8 @@ impl Link {
             delay,
             l2_overhead,
             reports_tx_completion: false,
+            loss: None,
+            random_losses: 0,
             qdisc,
             busy_until: 0,
             tx_pending: false,
@@ -100,8 +108,20 @@ impl Link {
         }
     }
 
+    /// Drop each arriving packet with probability `p`, drawing from `rng`.
+    pub fn set_loss(&mut self, p: f64, rng: Rng) {
+        self.loss = (p > 0.0).then_some((p, rng));
+    }
+
     /// A packet arrives at the link's queue.
     pub fn accept(&mut self, mut pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) -> Wake {
+        if let Some((p, rng)) = self.loss.as_mut() {
+            if rng.chance(*p) {
+                self.random_losses += 1;
+                dropped.push(pkt);
+                return Wake::default();
+            }
+        }
         pkt.enqueued = now;
         self.qdisc.enqueue(pkt, now, dropped);
         self.max_backlog = self.max_backlog.max(self.qdisc.len());
