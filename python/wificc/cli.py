@@ -49,8 +49,8 @@ app = typer.Typer(
 cc_app = typer.Typer(help="The congestion controls and their parameters.", no_args_is_help=True)
 app.add_typer(cc_app, name="cc")
 
-out_console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+out_console = Console(highlight=False, markup=False)
+err_console = Console(stderr=True, highlight=False, markup=False)
 
 
 @contextmanager
@@ -195,15 +195,14 @@ def run(
         print(json.dumps(run_report(test, result, out)))
         return
     s = result.summary
-    out_console.print(
+    typer.echo(
         f"{test or scenario_file}: {s['duration_s']:g} s simulated in {s['wall_s']:.3g} s "
-        f"({s['events']} events), total goodput {_mbit(s['total_goodput_bps'])} Mbit/s",
-        markup=False,
+        f"({s['events']} events), total goodput {_mbit(s['total_goodput_bps'])} Mbit/s"
     )
     for table in summary_tables(result):
         out_console.print(table)
     if out is not None:
-        out_console.print(f"wrote {out}", markup=False)
+        typer.echo(f"wrote {out}")
 
 
 def scenario_of(test: str | None, scenario_file: Path | None, options: dict[str, Any]) -> Any:
@@ -236,7 +235,7 @@ def _registry() -> dict[str, dict[str, Any]]:
 def cc_list() -> None:
     """List the congestion controls."""
     rows = [[e["name"], e["summary"]] for e in _registry().values()]
-    out_console.print(_table("Congestion controls", ["name", "summary"], rows, numbers=False), markup=False)
+    out_console.print(_table("Congestion controls", ["name", "summary"], rows, numbers=False))
 
 
 @cc_app.command("show")
@@ -249,8 +248,8 @@ def cc_show(name: Annotated[str, typer.Argument(help="Congestion control, e.g. c
                 f"cc: unknown congestion control {name!r}; expected one of {', '.join(registry)}"
             )
     entry = registry[name]
-    out_console.print(f"{entry['name']}: {entry['summary']}", markup=False)
-    out_console.print(f"source: {entry['source']}", markup=False)
+    typer.echo(f"{entry['name']}: {entry['summary']}")
+    typer.echo(f"source: {entry['source']}")
     rows = [[key, json.dumps(value)] for key, value in entry["params"].items()]
     out_console.print(_table("Parameters", ["parameter", "default"], rows, numbers=False))
 
@@ -271,8 +270,8 @@ def bench_command(
         ["events / wall s", f"{figures['events_per_s']:,.0f}"],
         ["goodput", f"{_mbit(figures['goodput_bps'])} Mbit/s"],
     ]
-    out_console.print(f"bench: one {bench.BENCH_CC} flow, 1 Gbit/s, 10 ms RTT, 1 BDP pfifo", markup=False)
-    out_console.print(_table("", ["figure", "value"], rows), markup=False)
+    typer.echo(f"bench: one {bench.BENCH_CC} flow, 1 Gbit/s, 10 ms RTT, 1 BDP pfifo")
+    out_console.print(_table("", ["figure", "value"], rows))
 
 
 def run_all(scenario_list: list[Any], label: Callable[[int], str]) -> list[Result]:
@@ -368,5 +367,5 @@ def demo(
     )
     out_console.print(table)
     for path in paths:
-        out_console.print(f"wrote {path}/ (Parquet tables, scenario.json)", markup=False)
-    out_console.print(f"wrote {summary_csv}", markup=False)
+        typer.echo(f"wrote {path}/ (Parquet tables, scenario.json)")
+    typer.echo(f"wrote {summary_csv}")

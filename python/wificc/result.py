@@ -113,13 +113,14 @@ def _typed(frame: pd.DataFrame, columns: Mapping[str, str | None]) -> pd.DataFra
 
 
 def _records(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """One row per record; optional numbers (JSON null) become NaN in a float column."""
+    """One row per record, id and name first; optional numbers (JSON null) become NaN floats."""
     frame = pd.DataFrame.from_records(rows)
     for column in frame.columns:
         values = frame[column]
         if values.dtype == object and all(v is None or isinstance(v, int | float) for v in values):
             frame[column] = values.astype("float64")
-    return frame
+    keys = [c for c in ("id", "name") if c in frame]
+    return frame[[*keys, *(c for c in frame.columns if c not in keys)]]
 
 
 def _series(

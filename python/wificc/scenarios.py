@@ -202,7 +202,7 @@ def build(
     if length_ns == 0:
         raise ValueError(f"--length: got {length!r}, expected a positive duration")
     step_text = str(scenario.get("step", DEFAULT_STEP))
-    ping_interval = _ns(duration_ns("--step", step_text))
+    ping_interval = _ns(duration_ns("--step" if step is not None else "step", step_text))
     scenario["duration"] = _ns(length_ns + 2 * delay_ns)
     scenario["flows"] = [
         {
