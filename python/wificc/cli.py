@@ -270,13 +270,16 @@ def bench_command(
         ["events / wall s", f"{figures['events_per_s']:,.0f}"],
         ["goodput", f"{_mbit(figures['goodput_bps'])} Mbit/s"],
     ]
-    typer.echo(f"bench: one {bench.BENCH_CC} flow, 1 Gbit/s, 10 ms RTT, 1 BDP pfifo")
+    p = bench.BENCH_PATH
+    typer.echo(
+        f"bench: one {bench.BENCH_CC} flow, {p['rate']}, {p['rtt']} RTT, {p['buffer']} {p['qdisc']['kind']}"
+    )
     out_console.print(_table("", ["figure", "value"], rows))
 
 
 def run_all(scenario_list: list[Any], label: Callable[[int], str]) -> list[Result]:
     """Run several scenarios on a thread pool (the core releases the GIL), with a progress bar."""
-    results: list[Result | None] = [None] * len(scenario_list)
+    results: dict[int, Result] = {}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as progress:
         task = progress.add_task("running", total=len(scenario_list))
@@ -286,7 +289,7 @@ def run_all(scenario_list: list[Any], label: Callable[[int], str]) -> list[Resul
                 i = futures[future]
                 results[i] = future.result()
                 progress.update(task, advance=1, description=f"done {label(i)}")
-    return [r for r in results if r is not None]
+    return [results[i] for i in range(len(scenario_list))]
 
 
 def demo_row(cc: str, result: Result) -> dict[str, Any]:
@@ -329,7 +332,7 @@ def demo(
     length: Annotated[str, typer.Option(help="TCP time of each run.")] = scenarios.DEFAULT_LENGTH,
     delay: Annotated[str, typer.Option(help="Ping-only time before and after.")] = scenarios.DEFAULT_DELAY,
 ) -> None:
-    """Compare cubic, reno and bbr: one upload + ping each, 50 Mbit/s, 20 ms, 1 BDP pfifo."""
+    """Compare cubic, reno and bbr: one upload + ping each, 50 Mbit/s, 20 ms RTT, 1 BDP pfifo."""
     registry = _registry()
     ccs = [cc for cc in DEMO_CCS if cc in registry]
     for cc in DEMO_CCS:
@@ -348,8 +351,10 @@ def demo(
             rows.append({**demo_row(cc, result), **result.summary_row()})
         summary_csv = out / "summary.csv"
         write_csv(summary_csv, rows)
+    setup = ", ".join(DEMO_OPTIONS.values())
+    typer.echo(f"{DEMO_TEST}: {setup}, {length} of TCP (goodput Mbit/s, times ms)")
     table = _table(
-        f"{DEMO_TEST}: 50 Mbit/s, 20 ms RTT, 1 BDP pfifo, {length} TCP (goodput Mbit/s, times ms)",
+        "",
         ["cc", "goodput", "retrans", "RTOs", "ping p50", "ping p90", "sojourn p95", "util"],
         [
             [

@@ -6,7 +6,6 @@ import os
 import pandas as pd
 import pytest
 import wificc
-from wificc import result as result_module
 from wificc import scenarios
 from wificc.result import (
     FLOW_SERIES_COLUMNS,
@@ -178,54 +177,51 @@ def test_save_writes_every_table_and_the_scenario(upload, tmp_path):
     assert os.listdir(tmp_path) == ["run"]
 
 
-def test_save_replaces_an_existing_directory_whole(upload, tmp_path):
+@pytest.fixture
+def earlier_run(tmp_path):
+    """A directory an earlier save left, with a file the new run does not have."""
     target = tmp_path / "run"
     target.mkdir()
-    (target / "stale.txt").write_text("from an earlier run")
-    upload.save(target)
-    assert "stale.txt" not in os.listdir(target)
-    assert (target / "flows.parquet").exists()
-    assert os.listdir(tmp_path) == ["run"]
+    (target / "old.txt").write_text("from an earlier run")
+    return target
 
 
-def test_a_failed_save_leaves_the_old_directory_and_no_staging(upload, tmp_path, monkeypatch):
-    target = tmp_path / "run"
-    target.mkdir()
-    (target / "old.txt").write_text("kept")
+def test_save_replaces_an_existing_directory_whole(upload, earlier_run):
+    upload.save(earlier_run)
+    assert "old.txt" not in os.listdir(earlier_run)
+    assert (earlier_run / "flows.parquet").exists()
+    assert os.listdir(earlier_run.parent) == ["run"]
+
+
+def _failing_on_call(function, n):
     calls = []
 
-    def failing_to_parquet(frame, path, **kwargs):
-        calls.append(path)
-        if len(calls) == 3:
-            raise OSError("disk full")
-        return original(frame, path, **kwargs)
+    def wrapper(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == n:
+            raise OSError("injected failure")
+        return function(*args, **kwargs)
 
-    original = pd.DataFrame.to_parquet
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", failing_to_parquet)
-    with pytest.raises(OSError, match="disk full"):
-        upload.save(target)
-    assert os.listdir(tmp_path) == ["run"]
-    assert os.listdir(target) == ["old.txt"]
+    return wrapper
 
 
-def test_a_failed_rename_restores_the_old_directory(upload, tmp_path, monkeypatch):
-    target = tmp_path / "run"
-    target.mkdir()
-    (target / "old.txt").write_text("kept")
-    renames = []
-
-    def second_rename_fails(src, dst):
-        renames.append((src, dst))
-        if len(renames) == 2:
-            raise OSError("rename refused")
-        return original(src, dst)
-
-    original = os.rename
-    monkeypatch.setattr(result_module.os, "rename", second_rename_fails)
-    with pytest.raises(OSError, match="rename refused"):
-        upload.save(target)
-    assert os.listdir(tmp_path) == ["run"]
-    assert os.listdir(target) == ["old.txt"]
+@pytest.mark.parametrize(
+    ("owner", "attribute", "n"),
+    [
+        # The third table write fails while staging.
+        (pd.DataFrame, "to_parquet", 3),
+        # The second rename (staging -> target, once the earlier run is moved aside) fails.
+        (os, "rename", 2),
+    ],
+)
+def test_a_failed_save_leaves_the_earlier_run_and_no_staging(
+    upload, earlier_run, monkeypatch, owner, attribute, n
+):
+    monkeypatch.setattr(owner, attribute, _failing_on_call(getattr(owner, attribute), n))
+    with pytest.raises(OSError, match="injected failure"):
+        upload.save(earlier_run)
+    assert os.listdir(earlier_run.parent) == ["run"]
+    assert os.listdir(earlier_run) == ["old.txt"]
 
 
 def test_validate_fills_defaults_and_reports_the_field():

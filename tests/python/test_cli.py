@@ -164,7 +164,7 @@ def test_cc_list_and_show():
 def test_bench_prints_speed_and_event_rate():
     result = invoke("bench", "--length", "0.2s")
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("bench: one cubic flow, 1 Gbit/s, 10 ms RTT, 1 BDP pfifo")
+    assert result.stdout.startswith("bench: one cubic flow, 1gbit, 10ms RTT, 1bdp pfifo")
     assert "simulated s / wall s" in result.stdout
     assert "events / wall s" in result.stdout
     assert "0.2 s" in result.stdout
@@ -203,6 +203,7 @@ def test_demo_compares_the_available_ccas(tmp_path):
         assert sorted(os.listdir(out / cc)) == sorted([*TABLE_FILES.values(), SCENARIO_FILE])
         assert f"wrote {out / cc}/" in result.stdout
     assert f"wrote {out / 'summary.csv'}" in result.stdout
+    assert result.stdout.startswith("tcp_upload: 50mbit, 20ms, 1bdp, pfifo, 1s of TCP")
     for header in ("goodput", "ping p50", "sojourn p95"):
         assert header in result.stdout
 
