@@ -55,11 +55,15 @@ err_console = Console(stderr=True, highlight=False, markup=False)
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Report a rejected input (ValueError, OSError) as one line and exit with code 2."""
+    """Report a rejected input (ValueError, OSError) as one line and exit with code 2.
+
+    A multi-line message (the TOML parser's) is joined with "; " into that line.
+    """
     try:
         yield
     except (ValueError, OSError) as e:
-        typer.echo(f"error: {e}", err=True)
+        message = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
+        typer.echo(f"error: {message}", err=True)
         raise typer.Exit(EXIT_USER_ERROR) from None
 
 

@@ -79,9 +79,11 @@ def test_run_json_is_one_object_with_parameters_and_summaries():
 
 def test_run_out_writes_the_run(tmp_path):
     out = tmp_path / "runs" / "one"
-    result = invoke("run", "tcp_download", *SHORT, "--out", str(out), "--json")
+    result = invoke("run", "tcp_download", *SHORT, "--no-ping", "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["out"] == str(out)
+    report = json.loads(result.stdout)
+    assert report["out"] == str(out)
+    assert report["pings"] == []
     assert sorted(os.listdir(out)) == sorted([*TABLE_FILES.values(), SCENARIO_FILE])
     scenario = json.loads((out / SCENARIO_FILE).read_text())
     assert scenario["flows"][0]["direction"] == "down"
@@ -126,6 +128,9 @@ def test_bad_input_exits_2_with_the_core_message_naming_the_field(scenario_file,
     broken = tmp_path / "broken.toml"
     broken.write_text('duration = "1s"\npath = { kind = "wired", rate = "1mbit", rtt = "1ms", colour = 1 }\n')
     assert_user_error(invoke("run", "--scenario", str(broken)), "path: unknown field `colour`")
+    broken.write_text("duration = \n")
+    assert_user_error(invoke("run", "--scenario", str(broken)), "(document): invalid TOML")
+    assert_user_error(invoke("run", "tcp_upload", "--scenario", str(broken)), f"(document): {broken}: ")
 
 
 def test_validate_prints_the_normalised_scenario(scenario_file, tmp_path):
