@@ -25,11 +25,11 @@ from typing import Any
 
 import pandas as pd
 
-# Columns of the series tables with their dtypes (None: inferred, the entity names).
-FLOW_SERIES_COLUMNS: dict[str, str | None] = {
+# Columns of the series tables with their dtypes.
+FLOW_SERIES_COLUMNS: dict[str, str] = {
     "t": "float64",
     "flow": "int64",
-    "name": None,
+    "name": "str",
     "goodput_bps": "float64",
     "srtt_ms": "float64",
     "cwnd": "int64",
@@ -40,22 +40,22 @@ FLOW_SERIES_COLUMNS: dict[str, str | None] = {
     "tsq_bytes": "int64",
     "retrans": "int64",
 }
-MODEL_SERIES_COLUMNS: dict[str, str | None] = {
+MODEL_SERIES_COLUMNS: dict[str, str] = {
     "t": "float64",
     "flow": "int64",
-    "name": None,
+    "name": "str",
     "value": "float64",
 }
-PING_SERIES_COLUMNS: dict[str, str | None] = {
+PING_SERIES_COLUMNS: dict[str, str] = {
     "t": "float64",
     "ping": "int64",
-    "name": None,
+    "name": "str",
     "rtt_ms": "float64",
 }
-QUEUE_SERIES_COLUMNS: dict[str, str | None] = {
+QUEUE_SERIES_COLUMNS: dict[str, str] = {
     "t": "float64",
     "queue": "int64",
-    "name": None,
+    "name": "str",
     "packets": "int64",
     "bytes": "int64",
     "drops": "int64",
@@ -102,16 +102,6 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
-def _typed(frame: pd.DataFrame, columns: Mapping[str, str | None]) -> pd.DataFrame:
-    for column, dtype in columns.items():
-        if column not in frame:
-            frame[column] = pd.Series(dtype=dtype or "object")
-        elif dtype is not None:
-            frame[column] = frame[column].astype(dtype)
-    extra = [c for c in frame.columns if c not in columns]
-    return frame[[*columns, *extra]]
-
-
 def _records(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per record, id and name first; optional numbers (JSON null) become NaN floats."""
     frame = pd.DataFrame.from_records(rows)
@@ -126,7 +116,7 @@ def _records(rows: list[dict[str, Any]]) -> pd.DataFrame:
 def _series(
     entities: list[dict[str, Any]],
     key: str,
-    columns: Mapping[str, str | None],
+    columns: Mapping[str, str],
     fields: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Long table of the series of several entities: their columns stacked, with id and name.
@@ -145,7 +135,10 @@ def _series(
                 data[column].extend([entity["name"]] * n)
             else:
                 data[column].extend(entity[source])
-    return _typed(pd.DataFrame(data), columns)
+    frame = pd.DataFrame(data)
+    for column, dtype in columns.items():
+        frame[column] = frame[column].astype(dtype)
+    return frame
 
 
 class Result:

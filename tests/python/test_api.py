@@ -89,8 +89,7 @@ def test_series_are_long_tables_with_the_documented_columns(upload):
         assert list(frame.columns) == list(columns), attribute
         assert len(frame) > 0, attribute
         for column, dtype in columns.items():
-            if dtype is not None:
-                assert frame[column].dtype == dtype, (attribute, column)
+            assert frame[column].dtype == dtype, (attribute, column)
     assert list(FLOW_SERIES_COLUMNS) == [
         "t",
         "flow",
@@ -120,10 +119,15 @@ def test_series_of_several_flows_are_stacked_by_flow():
     r = wificc.run(TWO_FLOWS)
     by_flow = r.flow_series.groupby("flow")["name"].unique()
     assert {k: list(v) for k, v in by_flow.items()} == {0: ["cubic-up-0"], 1: ["reno-up-1"]}
-    two_cubic = wificc.run({**TWO_FLOWS, "flows": [{"cc": "cubic"}, {"cc": "cubic"}]})
+    two_cubic = wificc.run({**TWO_FLOWS, "flows": [{"cc": "cubic"}, {"cc": "cubic"}], "pings": []})
     per_flow = two_cubic.model_series.groupby("flow")["name"].unique()
     assert sorted(per_flow[0]) == sorted(per_flow[1])
     assert list(per_flow.index) == [0, 1]
+    # Without pings the ping tables are empty, the series one still has its typed columns.
+    assert two_cubic.pings.empty
+    assert list(two_cubic.ping_series.columns) == list(PING_SERIES_COLUMNS)
+    assert len(two_cubic.ping_series) == 0
+    assert two_cubic.ping_series["rtt_ms"].dtype == "float64"
 
 
 def test_json_round_trip_rebuilds_the_same_tables(upload):
