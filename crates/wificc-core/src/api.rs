@@ -35,3 +35,23 @@ pub fn cc_list() -> Value {
             .collect(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_returns_the_normalised_scenario_and_it_parses_back() {
+        // One unmarked flow and ping: the normalised scenario carries DSCP 0 for both, and the
+        // normalised text validates to itself.
+        let text = r#"{"duration": "0.2s", "path": {"kind": "wired", "rate": "10mbit", "rtt": "10ms"},
+                       "flows": [{"cc": "reno"}], "pings": [{}]}"#;
+        let v = run_text(text, Format::Json).unwrap();
+        assert_eq!(v["scenario"]["flows"][0]["dscp"], json!(0));
+        assert_eq!(v["scenario"]["pings"][0]["dscp"], json!(0));
+        let normalised = validate(text, Format::Json).unwrap();
+        assert_eq!(normalised, v["scenario"]);
+        let again = validate(&normalised.to_string(), Format::Json).unwrap();
+        assert_eq!(again, normalised);
+    }
+}

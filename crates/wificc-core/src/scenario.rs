@@ -243,7 +243,7 @@ pub enum Direction {
 #[serde(untagged)]
 pub enum Dscp {
     #[default]
-    #[serde(skip)]
+    #[serde(skip_deserializing, serialize_with = "unmarked_as_zero")]
     Default,
     Value(u8),
     Name(DscpName),
@@ -283,6 +283,12 @@ pub enum DscpName {
     AF41,
     AF42,
     AF43,
+}
+
+/// An unmarked flow or ping serialises as DSCP 0 (best effort), so a normalised scenario
+/// parses back to the same marking.
+fn unmarked_as_zero<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u8(0)
 }
 
 impl Dscp {

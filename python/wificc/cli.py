@@ -1,0 +1,380 @@
+"""The ``wificc`` command line (typer + rich).
+
+``run`` builds a scenario from a test of the catalog (:mod:`wificc.scenarios`) and options, or
+reads one from ``--scenario FILE``, runs it and prints summary tables (``--json``: one JSON
+object) and with ``--out`` writes the run's Parquet files. ``validate`` prints a scenario with
+its defaults filled in, ``cc list`` / ``cc show`` describe the congestion controls, ``bench``
+measures the simulator's speed and ``demo`` compares cubic, reno and bbr on a wired path.
+
+A scenario the core rejects, a bad option or an unreadable file is reported as one line
+``error: field: message`` on stderr with exit code 2, never a traceback. Tables go to stdout,
+progress bars to stderr, so ``--json`` output stays machine-readable.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from wificc import api, bench, scenarios
+from wificc.result import Result, staging_path
+
+# Exit code of a rejected scenario, option or file (as for a command-line usage error).
+EXIT_USER_ERROR = 2
+# Congestion controls the demo compares, those the registry has, in this order.
+DEMO_CCS = ("cubic", "reno", "bbr")
+DEMO_TEST = "tcp_upload"
+DEMO_OPTIONS: dict[str, Any] = {"rate": "50mbit", "rtt": "20ms", "buffer": "1bdp", "qdisc": "pfifo"}
+DEMO_OUT = Path("results/demo")
+# Name of the bottleneck queue of the wired path (crates/wificc-core/src/scenario.rs).
+BOTTLENECK_QUEUE = "bottleneck"
+
+app = typer.Typer(
+    help="wificc: TCP congestion control over Wi-Fi, simulated.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+cc_app = typer.Typer(help="The congestion controls and their parameters.", no_args_is_help=True)
+app.add_typer(cc_app, name="cc")
+
+out_console = Console(highlight=False, markup=False)
+err_console = Console(stderr=True, highlight=False, markup=False)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Report a rejected input (ValueError, OSError) as one line and exit with code 2.
+
+    A multi-line message (the TOML parser's) is joined with "; " into that line.
+    """
+    try:
+        yield
+    except (ValueError, OSError) as e:
+        message = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
+        typer.echo(f"error: {message}", err=True)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+
+
+def _mbit(bps: float | None) -> str:
+    return "-" if bps is None else f"{bps / 1e6:.2f}"
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]], numbers: bool = True) -> Table:
+    """A table whose first column names the row; the others are right-aligned ``numbers``."""
+    table = Table(title=title, title_justify="left")
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="right" if numbers and i > 0 else "left")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def summary_tables(result: Result) -> list[Table]:
+    """Per flow goodput, retransmissions and RTOs; per ping p50/p90; per queue drops, sojourn."""
+    raw = result.raw
+    return [
+        _table(
+            "Flows",
+            ["flow", "cc", "goodput Mbit/s", "retrans", "RTOs"],
+            [
+                [f["name"], f["cc"], _mbit(f["goodput_bps"]), str(f["retrans"]), str(f["rto_count"])]
+                for f in raw["flows"]
+            ],
+        ),
+        _table(
+            "Pings",
+            ["ping", "p50 ms", "p90 ms"],
+            [[p["name"], _ms(p["rtt_p50_ms"]), _ms(p["rtt_p90_ms"])] for p in raw["pings"]],
+        ),
+        _table(
+            "Queues",
+            ["queue", "drops", "p95 sojourn ms", "utilisation"],
+            [
+                [q["name"], str(q["dropped"]), _ms(q["sojourn_p95_ms"]), _percent(q["utilization"])]
+                for q in raw["queues"]
+            ],
+        ),
+    ]
+
+
+def run_report(test: str | None, result: Result, out: Path | None) -> dict[str, Any]:
+    """The ``--json`` object of a run: parameters, summaries, and where it was written."""
+    raw = result.raw
+    return {
+        "test": test,
+        "parameters": result.parameters,
+        "summary": raw["summary"],
+        "flows": raw["flows"],
+        "pings": raw["pings"],
+        "queues": raw["queues"],
+        "out": None if out is None else str(out),
+    }
+
+
+@app.command()
+def run(
+    test: Annotated[
+        str | None, typer.Argument(help=f"Test to run: {', '.join(scenarios.TESTS)}.", show_default=False)
+    ] = None,
+    scenario_file: Annotated[
+        Path | None,
+        typer.Option("--scenario", help="Scenario file (TOML/JSON): run as written, or the base of TEST."),
+    ] = None,
+    rate: Annotated[str | None, typer.Option(help="Bottleneck rate, e.g. 50mbit.")] = None,
+    rtt: Annotated[str | None, typer.Option(help="Base round-trip time, e.g. 20ms.")] = None,
+    buffer: Annotated[str | None, typer.Option(help="Bottleneck buffer: 100p, 64kb or 1bdp.")] = None,
+    qdisc: Annotated[str | None, typer.Option(help="Bottleneck qdisc: pfifo, fq_codel, ...")] = None,
+    cc: Annotated[
+        list[str] | None, typer.Option("--cc", help="Congestion control; repeat for one flow each.")
+    ] = None,
+    cc_param: Annotated[
+        list[str] | None, typer.Option("--cc-param", help="KEY=VALUE for every flow's congestion control.")
+    ] = None,
+    flows: Annotated[int | None, typer.Option(help="Number of flows (tcp_nup, tcp_ndown).")] = None,
+    tsq: Annotated[str | None, typer.Option(help="TCP Small Queues: 1ms..1024ms, off, static:<N>p.")] = None,
+    tp: Annotated[int | None, typer.Option(help="Pacing multiplier (TP rate) 1..10.")] = None,
+    length: Annotated[str | None, typer.Option(help="TCP time (Flent LENGTH), default 30s.")] = None,
+    delay: Annotated[
+        str | None, typer.Option(help="Ping-only time before and after (Flent DELAY), default 5s.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of every random stream.")] = None,
+    warmup: Annotated[str | None, typer.Option(help="Time the summaries ignore at the start.")] = None,
+    step: Annotated[str | None, typer.Option(help="Sampling and ping interval, default 200ms.")] = None,
+    ping: Annotated[
+        bool | None, typer.Option("--ping/--no-ping", help="ICMP ping for the whole test.")
+    ] = None,
+    direction: Annotated[str | None, typer.Option(help="Direction of the TCP flows: up or down.")] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of tables.")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the run's Parquet files into this directory.")
+    ] = None,
+) -> None:
+    """Run a test (tcp_upload, tcp_download, tcp_nup, tcp_ndown) or a scenario file."""
+    with user_errors():
+        options = {
+            "rate": rate,
+            "rtt": rtt,
+            "buffer": buffer,
+            "qdisc": qdisc,
+            "cc": cc,
+            "cc_params": scenarios.parse_cc_params(cc_param) if cc_param else None,
+            "flows": flows,
+            "tsq": tsq,
+            "tp": tp,
+            "length": length,
+            "delay": delay,
+            "seed": seed,
+            "warmup": warmup,
+            "step": step,
+            "ping": ping,
+            "direction": direction,
+        }
+        scenario = scenario_of(test, scenario_file, {k: v for k, v in options.items() if v is not None})
+        result = api.run(scenario)
+        if out is not None:
+            result.save(out)
+    if json_output:
+        print(json.dumps(run_report(test, result, out)))
+        return
+    s = result.summary
+    typer.echo(
+        f"{test or scenario_file}: {s['duration_s']:g} s simulated in {s['wall_s']:.3g} s "
+        f"({s['events']} events), total goodput {_mbit(s['total_goodput_bps'])} Mbit/s"
+    )
+    for table in summary_tables(result):
+        out_console.print(table)
+    if out is not None:
+        typer.echo(f"wrote {out}")
+
+
+def scenario_of(test: str | None, scenario_file: Path | None, options: dict[str, Any]) -> Any:
+    """The scenario ``run`` runs: TEST with options over the file (or the defaults), or the file."""
+    if test is not None:
+        base = scenarios.load(scenario_file) if scenario_file is not None else None
+        return scenarios.build(test, base=base, **options)
+    if scenario_file is None:
+        raise ValueError(f"TEST: give a test ({', '.join(scenarios.TESTS)}) or --scenario FILE")
+    if options:
+        key = next(iter(options))
+        flag = "cc-param" if key == "cc_params" else key.replace("_", "-")
+        raise ValueError(f"--{flag}: needs a TEST; a scenario file without a test runs as written")
+    return scenario_file
+
+
+@app.command()
+def validate(file: Annotated[Path, typer.Argument(help="Scenario file (TOML or JSON).")]) -> None:
+    """Check a scenario file and print it with every default filled in (JSON)."""
+    with user_errors():
+        normalised = api.validate(file)
+    print(json.dumps(normalised, indent=2))
+
+
+def _registry() -> dict[str, dict[str, Any]]:
+    return {entry["name"]: entry for entry in api.cc_list()}
+
+
+@cc_app.command("list")
+def cc_list() -> None:
+    """List the congestion controls."""
+    rows = [[e["name"], e["summary"]] for e in _registry().values()]
+    out_console.print(_table("Congestion controls", ["name", "summary"], rows, numbers=False))
+
+
+@cc_app.command("show")
+def cc_show(name: Annotated[str, typer.Argument(help="Congestion control, e.g. cubic.")]) -> None:
+    """Show a congestion control: summary, source, parameters with their defaults."""
+    registry = _registry()
+    with user_errors():
+        if name not in registry:
+            raise ValueError(
+                f"cc: unknown congestion control {name!r}; expected one of {', '.join(registry)}"
+            )
+    entry = registry[name]
+    typer.echo(f"{entry['name']}: {entry['summary']}")
+    typer.echo(f"source: {entry['source']}")
+    rows = [[key, json.dumps(value)] for key, value in entry["params"].items()]
+    out_console.print(_table("Parameters", ["parameter", "default"], rows, numbers=False))
+
+
+@app.command("bench")
+def bench_command(
+    length: Annotated[str, typer.Option(help="Simulated time.")] = bench.BENCH_LENGTH,
+    seed: Annotated[int, typer.Option(help="Seed of every random stream.")] = 1,
+) -> None:
+    """Measure the simulator: one cubic flow, 1 Gbit/s, 10 ms RTT, 1 BDP pfifo."""
+    with user_errors():
+        figures = bench.run(length, seed)
+    rows = [
+        ["simulated", f"{figures['simulated_s']:g} s"],
+        ["wall clock", f"{figures['wall_s']:.3f} s"],
+        ["simulated s / wall s", f"{figures['speed']:.2f}"],
+        ["events", f"{figures['events']:,}"],
+        ["events / wall s", f"{figures['events_per_s']:,.0f}"],
+        ["goodput", f"{_mbit(figures['goodput_bps'])} Mbit/s"],
+    ]
+    p = bench.BENCH_PATH
+    typer.echo(
+        f"bench: one {bench.BENCH_CC} flow, {p['rate']}, {p['rtt']} RTT, {p['buffer']} {p['qdisc']['kind']}"
+    )
+    out_console.print(_table("", ["figure", "value"], rows))
+
+
+def run_all(scenario_list: list[Any], label: Callable[[int], str]) -> list[Result]:
+    """Run several scenarios on a thread pool (the core releases the GIL), with a progress bar."""
+    results: dict[int, Result] = {}
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as progress:
+        task = progress.add_task("running", total=len(scenario_list))
+        with ThreadPoolExecutor(max_workers=max(1, min(len(scenario_list), os.cpu_count() or 1))) as pool:
+            futures = {pool.submit(api.run, s): i for i, s in enumerate(scenario_list)}
+            for future in as_completed(futures):
+                i = futures[future]
+                results[i] = future.result()
+                progress.update(task, advance=1, description=f"done {label(i)}")
+    return [results[i] for i in range(len(scenario_list))]
+
+
+def demo_row(cc: str, result: Result) -> dict[str, Any]:
+    """The comparison figures of one demo run."""
+    raw = result.raw
+    flow = raw["flows"][0]
+    ping = raw["pings"][0]
+    queue = next(q for q in raw["queues"] if q["name"] == BOTTLENECK_QUEUE)
+    return {
+        "cc": cc,
+        "goodput_bps": flow["goodput_bps"],
+        "retrans": flow["retrans"],
+        "rto_count": flow["rto_count"],
+        "ping_p50_ms": ping["rtt_p50_ms"],
+        "ping_p90_ms": ping["rtt_p90_ms"],
+        "bottleneck_drops": queue["dropped"],
+        "bottleneck_sojourn_p95_ms": queue["sojourn_p95_ms"],
+        "bottleneck_utilization": queue["utilization"],
+    }
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write rows (the union of their keys as columns) to ``path`` atomically."""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    staging = staging_path(path)
+    try:
+        with open(staging, "x", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+        os.replace(staging, path)
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        raise
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="Directory of the results.")] = DEMO_OUT,
+    length: Annotated[str, typer.Option(help="TCP time of each run.")] = scenarios.DEFAULT_LENGTH,
+    delay: Annotated[str, typer.Option(help="Ping-only time before and after.")] = scenarios.DEFAULT_DELAY,
+) -> None:
+    """Compare cubic, reno and bbr: one upload + ping each, 50 Mbit/s, 20 ms RTT, 1 BDP pfifo."""
+    registry = _registry()
+    ccs = [cc for cc in DEMO_CCS if cc in registry]
+    for cc in DEMO_CCS:
+        if cc not in registry:
+            typer.echo(f"note: {cc} is not in this build's registry; skipped", err=True)
+    with user_errors():
+        scenario_list = [
+            scenarios.build(DEMO_TEST, cc=[cc], length=length, delay=delay, **DEMO_OPTIONS) for cc in ccs
+        ]
+        results = run_all(scenario_list, lambda i: ccs[i])
+        out.mkdir(parents=True, exist_ok=True)
+        rows = []
+        paths = []
+        for cc, result in zip(ccs, results, strict=True):
+            paths.append(result.save(out / cc))
+            rows.append({**demo_row(cc, result), **result.summary_row()})
+        summary_csv = out / "summary.csv"
+        write_csv(summary_csv, rows)
+    setup = ", ".join(DEMO_OPTIONS.values())
+    typer.echo(f"{DEMO_TEST}: {setup}, {length} of TCP (goodput Mbit/s, times ms)")
+    table = _table(
+        "",
+        ["cc", "goodput", "retrans", "RTOs", "ping p50", "ping p90", "sojourn p95", "util"],
+        [
+            [
+                r["cc"],
+                _mbit(r["goodput_bps"]),
+                str(r["retrans"]),
+                str(r["rto_count"]),
+                _ms(r["ping_p50_ms"]),
+                _ms(r["ping_p90_ms"]),
+                _ms(r["bottleneck_sojourn_p95_ms"]),
+                _percent(r["bottleneck_utilization"]),
+            ]
+            for r in rows
+        ],
+    )
+    out_console.print(table)
+    for path in paths:
+        typer.echo(f"wrote {path}/ (Parquet tables, scenario.json)")
+    typer.echo(f"wrote {summary_csv}")

@@ -1,0 +1,233 @@
+"""The results of one run as pandas DataFrames, and their Parquet files.
+
+The core returns one JSON document per run (``crates/wificc-core/src/metrics/results.rs``
+plus the normalised ``scenario``): a run summary, one summary record per flow, ping and
+watched queue, and the series sampled every STEP. :class:`Result` turns the records into one
+DataFrame row each and the series into long tables keyed by time and entity (``flow``,
+``ping`` or ``queue`` id, with the entity's ``name``), the shape pandas groups and plots and
+that concatenates across runs. ``model_series`` is the congestion control's internal model in
+long form: ``name`` there is the model quantity (``bw``, ``min_rtt``, ...).
+
+:meth:`Result.save` writes one Parquet file per table and ``scenario.json`` into a temporary
+directory beside the target and renames it into place, so a reader sees either the old
+directory or the complete new one, never a partial run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+# Columns of the series tables with their dtypes.
+FLOW_SERIES_COLUMNS: dict[str, str] = {
+    "t": "float64",
+    "flow": "int64",
+    "name": "str",
+    "goodput_bps": "float64",
+    "srtt_ms": "float64",
+    "cwnd": "int64",
+    "ssthresh": "int64",
+    "pacing_rate_bps": "float64",
+    "delivery_rate_bps": "float64",
+    "inflight": "int64",
+    "tsq_bytes": "int64",
+    "retrans": "int64",
+}
+MODEL_SERIES_COLUMNS: dict[str, str] = {
+    "t": "float64",
+    "flow": "int64",
+    "name": "str",
+    "value": "float64",
+}
+PING_SERIES_COLUMNS: dict[str, str] = {
+    "t": "float64",
+    "ping": "int64",
+    "name": "str",
+    "rtt_ms": "float64",
+}
+QUEUE_SERIES_COLUMNS: dict[str, str] = {
+    "t": "float64",
+    "queue": "int64",
+    "name": "str",
+    "packets": "int64",
+    "bytes": "int64",
+    "drops": "int64",
+}
+# The flow series' fields that hold the model in long form: model_series column -> field.
+MODEL_FIELDS = {"t": "model_t", "name": "model_name", "value": "model_value"}
+
+# Files of a saved run, without scenario.json: table name -> file name.
+TABLE_FILES = {
+    name: f"{name}.parquet"
+    for name in (
+        "summary",
+        "flows",
+        "pings",
+        "queues",
+        "flow_series",
+        "model_series",
+        "ping_series",
+        "queue_series",
+    )
+}
+SCENARIO_FILE = "scenario.json"
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Scenario parameters as one flat record, keyed by the core's field paths.
+
+    ``{"path": {"rate": "50mbit"}, "flows": [{"cc": "bbr"}]}`` gives ``{"path.rate":
+    "50mbit", "flows[0].cc": "bbr"}``; lists of plain values become JSON text, so every
+    value fits one table cell.
+    """
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out.update(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(value, list) and any(isinstance(item, Mapping) for item in value):
+        out = {}
+        for i, item in enumerate(value):
+            out.update(flatten(item, f"{prefix}[{i}]"))
+        return out
+    if isinstance(value, list):
+        return {prefix: json.dumps(value)}
+    return {prefix: value}
+
+
+def _records(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per record, id and name first; optional numbers (JSON null) become NaN floats."""
+    frame = pd.DataFrame.from_records(rows)
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype == object and all(v is None or isinstance(v, int | float) for v in values):
+            frame[column] = values.astype("float64")
+    keys = [c for c in ("id", "name") if c in frame]
+    return frame[[*keys, *(c for c in frame.columns if c not in keys)]]
+
+
+def _series(
+    entities: list[dict[str, Any]],
+    key: str,
+    columns: Mapping[str, str],
+    fields: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Long table of the series of several entities: their columns stacked, with id and name.
+
+    ``fields`` maps a column to the entity's field that holds it when the names differ.
+    """
+    fields = fields or {}
+    data: dict[str, list[Any]] = {c: [] for c in columns}
+    for entity in entities:
+        n = len(entity[fields.get("t", "t")])
+        for column in columns:
+            source = fields.get(column, column)
+            if column == key:
+                data[column].extend([entity["id"]] * n)
+            elif source == "name":
+                data[column].extend([entity["name"]] * n)
+            else:
+                data[column].extend(entity[source])
+    frame = pd.DataFrame(data)
+    for column, dtype in columns.items():
+        frame[column] = frame[column].astype(dtype)
+    return frame
+
+
+class Result:
+    """One run: summary dict, one-row-per-entity summaries and long series, as DataFrames."""
+
+    def __init__(self, text: str):
+        self._text = text
+        self.raw: dict[str, Any] = json.loads(text)
+        self.scenario: dict[str, Any] = self.raw["scenario"]
+        self.summary: dict[str, Any] = dict(self.raw["summary"])
+        self.flows = _records(self.raw["flows"])
+        self.pings = _records(self.raw["pings"])
+        self.queues = _records(self.raw["queues"])
+        series = self.raw["series"]
+        self.flow_series = _series(series["flows"], "flow", FLOW_SERIES_COLUMNS)
+        self.model_series = _series(series["flows"], "flow", MODEL_SERIES_COLUMNS, MODEL_FIELDS)
+        self.ping_series = _series(series["pings"], "ping", PING_SERIES_COLUMNS)
+        self.queue_series = _series(series["queues"], "queue", QUEUE_SERIES_COLUMNS)
+
+    @classmethod
+    def from_json(cls, text: str) -> Result:
+        """Rebuild a result from :meth:`to_json` (or from ``wificc._core.run``)."""
+        return cls(text)
+
+    def to_json(self) -> str:
+        """The core's results document, with the normalised scenario under ``"scenario"``."""
+        return self._text
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The normalised scenario as one flat record (see :func:`flatten`)."""
+        return flatten(self.scenario)
+
+    def summary_row(self) -> dict[str, Any]:
+        """Parameters and run summary in one record: the row of ``summary.parquet``."""
+        return {**self.parameters, **self.summary}
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table of the run by name, in the order of :data:`TABLE_FILES`."""
+        return {
+            "summary": pd.DataFrame([self.summary_row()]),
+            "flows": self.flows,
+            "pings": self.pings,
+            "queues": self.queues,
+            "flow_series": self.flow_series,
+            "model_series": self.model_series,
+            "ping_series": self.ping_series,
+            "queue_series": self.queue_series,
+        }
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write the run into ``directory`` (replacing it) as Parquet tables and scenario.json."""
+        target = Path(directory)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = staging_path(target)
+        staging.mkdir()
+        try:
+            for name, frame in self.tables().items():
+                frame.to_parquet(staging / TABLE_FILES[name], index=False)
+            (staging / SCENARIO_FILE).write_text(json.dumps(self.scenario, indent=2) + "\n")
+            _replace_dir(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return target
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<wificc.Result {len(self.flows)} flows, {len(self.pings)} pings, "
+            f"{s['duration_s']:g} s simulated, total goodput {s['total_goodput_bps'] / 1e6:.2f} Mbit/s>"
+        )
+
+
+def staging_path(target: Path) -> Path:
+    """A fresh hidden name beside ``target``, for writing before the rename into place."""
+    return target.parent / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}"
+
+
+def _replace_dir(staging: Path, target: Path) -> None:
+    """Rename ``staging`` to ``target``; an existing ``target`` is moved aside, then removed."""
+    if not target.exists():
+        os.rename(staging, target)
+        return
+    old = staging_path(target)
+    os.rename(target, old)
+    try:
+        os.rename(staging, target)
+    except OSError:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old)
