@@ -43,8 +43,7 @@ pub struct Link {
     in_service: Option<Packet>,
     /// TX completion to report at `tx_done`: (flow, truesize) of the packet being serialised.
     completion: Option<(u32, u32)>,
-    wire: VecDeque<(Nanos, Packet)>,
-    arrival_pending: bool,
+    wire: DelayLine,
     /// Per-packet sojourn time in the qdisc (ns), after the warm-up.
     pub sojourn: Histogram,
     pub record_from: Nanos,
@@ -54,6 +53,42 @@ pub struct Link {
     /// `busy_time` at the end of the warm-up.
     pub busy_at_warmup: Nanos,
     pub max_backlog: usize,
+}
+
+/// A fixed-delay line: a FIFO of (arrival time, packet) with packets entering in arrival-time
+/// order, and one pending arrival event at most, for its head.
+#[derive(Debug, Default)]
+pub struct DelayLine {
+    wire: VecDeque<(Nanos, Packet)>,
+    arrival_pending: bool,
+}
+
+impl DelayLine {
+    /// Put `pkt` on the line, due at `at`; returns `Some(at)` when an arrival event must be
+    /// scheduled (none is pending).
+    pub fn push(&mut self, at: Nanos, pkt: Packet) -> Option<Nanos> {
+        self.wire.push_back((at, pkt));
+        if self.arrival_pending {
+            None
+        } else {
+            self.arrival_pending = true;
+            Some(at)
+        }
+    }
+
+    /// The arrival event: move every packet due by `now` to `out`, and return when the next
+    /// one is due (the event to schedule next), if any.
+    pub fn arrive(&mut self, now: Nanos, out: &mut VecDeque<Packet>) -> Option<Nanos> {
+        while let Some(&(t, pkt)) = self.wire.front() {
+            if t > now {
+                return Some(t);
+            }
+            self.wire.pop_front();
+            out.push_back(pkt);
+        }
+        self.arrival_pending = false;
+        None
+    }
 }
 
 /// What a link asks its owner to schedule.
@@ -96,8 +131,7 @@ impl Link {
             tx_pending: false,
             in_service: None,
             completion: None,
-            wire: VecDeque::new(),
-            arrival_pending: false,
+            wire: DelayLine::default(),
             sojourn: Histogram::default(),
             record_from: 0,
             tx_packets: 0,
@@ -164,11 +198,7 @@ impl Link {
             self.in_service = Some(pkt);
             self.tx_pending = true;
         } else {
-            self.wire.push_back((end + self.delay, pkt));
-            if !self.arrival_pending {
-                self.arrival_pending = true;
-                wake.arrival = Some(end + self.delay);
-            }
+            wake.arrival = self.wire.push(end + self.delay, pkt);
         }
         if !self.qdisc.is_empty() {
             self.tx_pending = true; // the next queued packet starts at `end`
@@ -199,15 +229,7 @@ impl Link {
     /// The head of the delay line is due: move every packet due by `now` to `out`, and return
     /// when the next one is due.
     pub fn arrive(&mut self, now: Nanos, out: &mut VecDeque<Packet>) -> Option<Nanos> {
-        while let Some(&(t, pkt)) = self.wire.front() {
-            if t > now {
-                return Some(t);
-            }
-            self.wire.pop_front();
-            out.push_back(pkt);
-        }
-        self.arrival_pending = false;
-        None
+        self.wire.arrive(now, out)
     }
 
     /// Time spent transmitting since the warm-up.
