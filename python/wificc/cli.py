@@ -140,6 +140,7 @@ def run(
         Path | None,
         typer.Option("--scenario", help="Scenario file (TOML/JSON): run as written, or the base of TEST."),
     ] = None,
+    path: Annotated[str | None, typer.Option("--path", help="Path preset: wired.")] = None,
     rate: Annotated[str | None, typer.Option(help="Bottleneck rate, e.g. 50mbit.")] = None,
     rtt: Annotated[str | None, typer.Option(help="Base round-trip time, e.g. 20ms.")] = None,
     buffer: Annotated[str | None, typer.Option(help="Bottleneck buffer: 100p, 64kb or 1bdp.")] = None,
@@ -174,6 +175,7 @@ def run(
     """Run a test (tcp_upload, tcp_download, tcp_nup, tcp_ndown) or a scenario file."""
     with user_errors():
         options = {
+            "path_kind": path,
             "rate": rate,
             "rtt": rtt,
             "buffer": buffer,

@@ -29,6 +29,8 @@ from typing import Any
 
 # Path of a test without a base scenario: the demo's wired setup (SPEC section 6 examples).
 DEFAULT_PATH: dict[str, Any] = {"kind": "wired", "rate": "50mbit", "rtt": "20ms"}
+# The starting point of each path preset selected with --path.
+DEFAULT_PATHS: dict[str, dict[str, Any]] = {"wired": DEFAULT_PATH}
 # Flent's DELAY: ping-only time before and after the TCP flows.
 DEFAULT_DELAY = "5s"
 # TCP time of a test (Flent's LENGTH); the published Wi-Fi studies run 30 s.
@@ -159,6 +161,7 @@ def build(
     test: str,
     *,
     base: Mapping[str, Any] | None = None,
+    path_kind: str | None = None,
     rate: str | None = None,
     rtt: str | None = None,
     buffer: str | None = None,
@@ -184,6 +187,9 @@ def build(
         raise ValueError(f"--direction: got {direction!r}, expected 'up' or 'down'")
     scenario = copy.deepcopy(dict(base)) if base else {}
     path = scenario.setdefault("path", dict(DEFAULT_PATH))
+    if path_kind is not None and path_kind != path.get("kind"):
+        path.clear()
+        path.update(DEFAULT_PATHS.get(path_kind, {"kind": path_kind}))
     for key, value in (("rate", rate), ("rtt", rtt), ("buffer", buffer)):
         if value is not None:
             path[key] = value
