@@ -22,18 +22,19 @@ use serde_json::{Map, Value};
 
 use crate::cc;
 use crate::metrics::results::{
-    jain_index, FlowSummary, PingSummary, QueueSummary, RunResult, RunSeries, RunSummary, SeriesOf,
+    jain_index, FlowSummary, PingSummary, RunResult, RunSeries, RunSummary, SeriesOf,
 };
 use crate::net::link::{Link, ETHERNET_OVERHEAD};
 use crate::net::packet::TCP_IP_HEADER;
 use crate::net::qdisc::QdiscSpec;
+use crate::net::trace::TraceLinkSpec;
 use crate::parse::{show_secs, Buf, Dur, Rate, Size};
 use crate::sim::Rng;
 use crate::tcp::config::{SenderConfig, TsqMode};
 use crate::tcp::receiver::{EcnEcho, TcpReceiver};
 use crate::tcp::sender::TcpSender;
 use crate::units::{secs, NSEC_PER_MSEC, NSEC_PER_SEC};
-use crate::world::{Hop, PingKind, World};
+use crate::world::{Hop, PingKind, QueueRef, World};
 
 /// A scenario error: the field path, and what is wrong with its value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,6 +97,25 @@ fn zero() -> Dur {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PathSpec {
     Wired(WiredSpec),
+    Trace(TracePathSpec),
+}
+
+/// A trace-driven path, as `mm-delay RTT/2 mm-link UP DOWN`: each client's NIC feeds the uplink
+/// (client -> server), the server's NIC the downlink; each direction adds half the base RTT of
+/// propagation delay to its own `delay`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TracePathSpec {
+    /// Base round-trip propagation delay.
+    pub rtt: Dur,
+    pub uplink: TraceLinkSpec,
+    pub downlink: TraceLinkSpec,
+    #[serde(default = "default_clients")]
+    pub clients: u32,
+    #[serde(default = "default_access_rate")]
+    pub access_rate: Rate,
+    #[serde(default = "default_l2")]
+    pub l2_overhead: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -488,6 +508,23 @@ impl Scenario {
                 w.qdisc.validate().map_err(|m| err("path.qdisc", m))?;
                 w.clients
             }
+            PathSpec::Trace(t) => {
+                t.uplink.validate().map_err(|m| err("path.uplink", m))?;
+                t.downlink.validate().map_err(|m| err("path.downlink", m))?;
+                if t.clients == 0 {
+                    return Err(err(
+                        "path.clients",
+                        "got 0, expected at least 1 client host",
+                    ));
+                }
+                if t.access_rate.0 == 0 {
+                    return Err(err(
+                        "path.access_rate",
+                        "got 0 bit/s, expected a positive rate",
+                    ));
+                }
+                t.clients
+            }
         };
         self.stack.validate()?;
         for (i, f) in self.flows.iter().enumerate() {
@@ -659,15 +696,32 @@ impl StackSpec {
     }
 }
 
-/// Links of a built wired topology, by role.
-struct Wired {
-    client_nic: Vec<u32>,
-    bottleneck: u32,
-    reverse: u32,
-    server_nic: u32,
+/// A built path: for each client, the hops from it to the server (`up`) and back (`down`).
+struct Net {
+    up: Vec<Vec<Hop>>,
+    down: Vec<Vec<Hop>>,
 }
 
-fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Wired, ScenarioError> {
+/// A host NIC: the host qdisc in front of a serialiser whose end is TX completion for TSQ.
+fn host_nic(
+    s: &Scenario,
+    name: String,
+    rate: u64,
+    delay: u64,
+    l2: u32,
+    stream: u64,
+) -> Result<Link, ScenarioError> {
+    let q = s
+        .stack
+        .host_qdisc
+        .build(0, s.stack.mtu, Rng::new(s.seed, stream))
+        .map_err(|m| err("stack.host_qdisc", m))?;
+    let mut nic = Link::new(name, rate, delay, l2, q);
+    nic.reports_tx_completion = true;
+    Ok(nic)
+}
+
+fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, ScenarioError> {
     let mtu = s.stack.mtu;
     let bdp = (w.rate.0 as u128 * w.rtt.0 as u128 / (8 * NSEC_PER_SEC as u128)) as u64;
     let mut stream = 100u64;
@@ -680,18 +734,17 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Wired, 
         Some(b) => w.qdisc.clone().with_limit(b),
         None => w.qdisc.clone(),
     };
-    let host = &s.stack.host_qdisc;
     let mut client_nic = Vec::new();
     for c in 0..w.clients {
         let extra = w.client_rtt.get(c as usize).map_or(0, |d| d.0);
-        let mut nic = Link::new(
+        let nic = host_nic(
+            s,
             format!("client{c}-nic"),
             w.access_rate.0,
             extra,
             w.l2_overhead,
-            qdisc(host, "stack.host_qdisc")?,
-        );
-        nic.reports_tx_completion = true;
+            300 + c as u64,
+        )?;
         client_nic.push(world.add_link(nic));
     }
     let half = w.rtt.0 / 2;
@@ -713,25 +766,100 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Wired, 
     );
     rev.set_loss(w.loss, Rng::new(s.seed, 201));
     let reverse = world.add_link(rev);
-    let mut nic = Link::new(
-        "server-nic",
+    let server_nic = world.add_link(host_nic(
+        s,
+        "server-nic".into(),
         w.access_rate.0,
         0,
         w.l2_overhead,
-        qdisc(host, "stack.host_qdisc")?,
-    );
-    nic.reports_tx_completion = true;
-    let server_nic = world.add_link(nic);
-    world.watch(bottleneck);
-    world.watch(reverse);
+        299,
+    )?);
+    world.watch(QueueRef::Link(bottleneck));
+    world.watch(QueueRef::Link(reverse));
     for &l in client_nic.iter().chain([&server_nic]) {
-        world.watch(l);
+        world.watch(QueueRef::Link(l));
     }
-    Ok(Wired {
-        client_nic,
-        bottleneck,
-        reverse,
-        server_nic,
+    Ok(Net {
+        up: client_nic
+            .iter()
+            .map(|&c| vec![Hop::Link(c), Hop::Link(bottleneck)])
+            .collect(),
+        down: client_nic
+            .iter()
+            .map(|_| vec![Hop::Link(server_nic), Hop::Link(reverse)])
+            .collect(),
+    })
+}
+
+fn build_trace(s: &Scenario, t: &TracePathSpec, world: &mut World) -> Result<Net, ScenarioError> {
+    let mtu = s.stack.mtu;
+    let half = t.rtt.0 / 2;
+    let mut direction = |spec: &TraceLinkSpec,
+                         field: &str,
+                         name: &str,
+                         delay: u64,
+                         stream: u64|
+     -> Result<u32, ScenarioError> {
+        let opportunities = spec.opportunities().map_err(|m| err(field, m))?;
+        // BDP at the link's mean rate over its first 10 s (one trace period or more).
+        let mean_bytes_per_s = opportunities.capacity_bytes(0, 10 * NSEC_PER_SEC) / 10;
+        let bdp = (mean_bytes_per_s as u128 * t.rtt.0 as u128 / NSEC_PER_SEC as u128) as u64;
+        let mut spec = spec.clone();
+        spec.delay.0 += delay;
+        let link = spec
+            .build(
+                name,
+                opportunities,
+                bdp,
+                mtu,
+                Rng::new(s.seed, stream),
+                Rng::new(s.seed, stream + 1),
+            )
+            .map_err(|m| err(field, m))?;
+        let id = world.add_trace(link);
+        world.watch(QueueRef::Trace(id));
+        Ok(id)
+    };
+    let up = direction(&t.uplink, "path.uplink", "uplink", half, 400)?;
+    let down = direction(
+        &t.downlink,
+        "path.downlink",
+        "downlink",
+        t.rtt.0 - half,
+        402,
+    )?;
+    let mut client_nic = Vec::new();
+    for c in 0..t.clients {
+        let nic = host_nic(
+            s,
+            format!("client{c}-nic"),
+            t.access_rate.0,
+            0,
+            t.l2_overhead,
+            300 + c as u64,
+        )?;
+        client_nic.push(world.add_link(nic));
+    }
+    let server_nic = world.add_link(host_nic(
+        s,
+        "server-nic".into(),
+        t.access_rate.0,
+        0,
+        t.l2_overhead,
+        299,
+    )?);
+    for &l in client_nic.iter().chain([&server_nic]) {
+        world.watch(QueueRef::Link(l));
+    }
+    Ok(Net {
+        up: client_nic
+            .iter()
+            .map(|&c| vec![Hop::Link(c), Hop::Trace(up)])
+            .collect(),
+        down: client_nic
+            .iter()
+            .map(|_| vec![Hop::Link(server_nic), Hop::Trace(down)])
+            .collect(),
     })
 }
 
@@ -739,16 +867,16 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Wired, 
 pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
     s.validate()?;
     let mut world = World::new(s.step.0, s.warmup.0);
-    let PathSpec::Wired(w) = &s.path;
-    let net = build_wired(s, w, &mut world)?;
+    let net = match &s.path {
+        PathSpec::Wired(w) => build_wired(s, w, &mut world)?,
+        PathSpec::Trace(t) => build_trace(s, t, &mut world)?,
+    };
     for (i, f) in s.flows.iter().enumerate() {
         let id = i as u32;
         let c = f.client as usize;
-        let to_server = [Hop::Link(net.client_nic[c]), Hop::Link(net.bottleneck)];
-        let to_client = [Hop::Link(net.server_nic), Hop::Link(net.reverse)];
         let (fwd, back) = match f.direction {
-            Direction::Up => (to_server, to_client),
-            Direction::Down => (to_client, to_server),
+            Direction::Up => (&net.up[c], &net.down[c]),
+            Direction::Down => (&net.down[c], &net.up[c]),
         };
         let data_route = world.add_route(fwd.iter().copied().chain([Hop::Receiver(id)]).collect());
         let ack_route = world.add_route(back.iter().copied().chain([Hop::Sender(id)]).collect());
@@ -788,16 +916,20 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
     for (i, p) in s.pings.iter().enumerate() {
         let c = p.client as usize;
         let id = i as u32;
-        let out = world.add_route(vec![
-            Hop::Link(net.client_nic[c]),
-            Hop::Link(net.bottleneck),
-            Hop::PingEcho(id),
-        ]);
-        let back = world.add_route(vec![
-            Hop::Link(net.server_nic),
-            Hop::Link(net.reverse),
-            Hop::PingOrigin(id),
-        ]);
+        let out = world.add_route(
+            net.up[c]
+                .iter()
+                .copied()
+                .chain([Hop::PingEcho(id)])
+                .collect(),
+        );
+        let back = world.add_route(
+            net.down[c]
+                .iter()
+                .copied()
+                .chain([Hop::PingOrigin(id)])
+                .collect(),
+        );
         let kind = match p.kind {
             PingKindSpec::Icmp => PingKind::Icmp,
             PingKindSpec::Udp => PingKind::Udp,
@@ -899,27 +1031,10 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
             rtt_mean_ms: ms(p.rtt.mean()),
         })
         .collect();
-    let measured = horizon.saturating_sub(s.warmup.0).max(1);
     let queues = world
         .watched
         .iter()
-        .map(|(l, _)| {
-            let link = &world.links[*l as usize];
-            let st = link.qdisc_stats();
-            QueueSummary {
-                name: link.name.clone(),
-                enqueued: st.enqueued,
-                dropped: st.dropped,
-                random_losses: link.random_losses,
-                ecn_marked: st.ecn_marked,
-                tx_packets: link.tx_packets,
-                utilization: link.busy_after_warmup() as f64 / measured as f64,
-                max_backlog_pkts: link.max_backlog,
-                sojourn_p50_ms: ms(link.sojourn.quantile(0.50)),
-                sojourn_p95_ms: ms(link.sojourn.quantile(0.95)),
-                sojourn_p99_ms: ms(link.sojourn.quantile(0.99)),
-            }
-        })
+        .map(|(q, _)| world.queue_summary(*q, horizon))
         .collect();
     let goodputs: Vec<f64> = flows.iter().map(|f: &FlowSummary| f.goodput_bps).collect();
     let events = world.events_processed();
@@ -947,10 +1062,11 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
         queues: world
             .watched
             .iter()
-            .map(|(l, q)| SeriesOf {
-                id: *l,
-                name: world.links[*l as usize].name.clone(),
-                series: q.clone(),
+            .enumerate()
+            .map(|(i, (q, series))| SeriesOf {
+                id: i as u32,
+                name: world.queue_name(*q).to_string(),
+                series: series.clone(),
             })
             .collect(),
     };

@@ -13,10 +13,11 @@
 
 use std::collections::VecDeque;
 
-use crate::metrics::results::{FlowSeries, PingSeries, QueueSeries};
+use crate::metrics::results::{FlowSeries, PingSeries, QueueSeries, QueueSummary};
 use crate::metrics::Histogram;
 use crate::net::link::{Link, Wake};
 use crate::net::packet::{Kind, Packet, ICMP_HEADER, UDP_HEADER};
+use crate::net::trace::{TraceLink, TraceWake};
 use crate::sim::EventQueue;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{Out, SenderTimer, TcpSender};
@@ -26,6 +27,8 @@ use crate::units::Nanos;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hop {
     Link(u32),
+    /// A trace-driven link direction.
+    Trace(u32),
     /// TCP sender of flow n (ACKs end here).
     Sender(u32),
     /// TCP receiver of flow n (data ends here).
@@ -40,6 +43,8 @@ pub enum Hop {
 pub enum Event {
     LinkTxDone(u32),
     LinkArrival(u32),
+    TraceOpportunity(u32),
+    TraceArrival(u32),
     SenderTimer(u32, SenderTimer),
     DelAck(u32),
     FlowStart(u32),
@@ -74,6 +79,13 @@ impl Flow {
     }
 }
 
+/// A queue the world records: a wired link's or a trace link's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueRef {
+    Link(u32),
+    Trace(u32),
+}
+
 /// ICMP or UDP echo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PingKind {
@@ -99,11 +111,14 @@ pub struct Ping {
 pub struct World {
     pub queue: EventQueue<Event>,
     pub links: Vec<Link>,
+    pub traces: Vec<TraceLink>,
     pub routes: Vec<Vec<Hop>>,
     pub flows: Vec<Flow>,
     pub pings: Vec<Ping>,
-    /// Links whose queue series are recorded (the bottlenecks), by link index.
-    pub watched: Vec<(u32, QueueSeries)>,
+    /// Queues whose series are recorded and summarised.
+    pub watched: Vec<(QueueRef, QueueSeries)>,
+    /// Bytes each trace link had delivered at the end of the warm-up.
+    trace_delivered_at_warmup: Vec<u64>,
     pub step: Nanos,
     /// Summary statistics (percentiles, goodput) count from this time on.
     pub warmup: Nanos,
@@ -117,10 +132,12 @@ impl World {
         World {
             queue: EventQueue::default(),
             links: Vec::new(),
+            traces: Vec::new(),
             routes: Vec::new(),
             flows: Vec::new(),
             pings: Vec::new(),
             watched: Vec::new(),
+            trace_delivered_at_warmup: Vec::new(),
             step,
             warmup,
             work: VecDeque::new(),
@@ -133,6 +150,12 @@ impl World {
         link.record_from = self.warmup;
         self.links.push(link);
         (self.links.len() - 1) as u32
+    }
+
+    pub fn add_trace(&mut self, mut link: TraceLink) -> u32 {
+        link.record_from = self.warmup;
+        self.traces.push(link);
+        (self.traces.len() - 1) as u32
     }
 
     pub fn add_route(&mut self, hops: Vec<Hop>) -> u32 {
@@ -197,8 +220,87 @@ impl World {
         id
     }
 
-    pub fn watch(&mut self, link: u32) {
-        self.watched.push((link, QueueSeries::default()));
+    pub fn watch(&mut self, q: QueueRef) {
+        self.watched.push((q, QueueSeries::default()));
+    }
+
+    pub fn queue_name(&self, q: QueueRef) -> &str {
+        match q {
+            QueueRef::Link(l) => &self.links[l as usize].name,
+            QueueRef::Trace(t) => &self.traces[t as usize].name,
+        }
+    }
+
+    /// (packets, bytes, drops) queued now.
+    fn backlog(&self, q: QueueRef) -> (u64, u64, u64) {
+        match q {
+            QueueRef::Link(l) => {
+                let l = &self.links[l as usize];
+                (
+                    l.backlog_packets() as u64,
+                    l.backlog_bytes(),
+                    l.qdisc_stats().dropped,
+                )
+            }
+            QueueRef::Trace(t) => {
+                let t = &self.traces[t as usize];
+                (
+                    t.backlog_packets() as u64,
+                    t.backlog_bytes(),
+                    t.qdisc_stats().dropped,
+                )
+            }
+        }
+    }
+
+    /// Summary of a watched queue over [warm-up, `end`].
+    pub fn queue_summary(&self, q: QueueRef, end: Nanos) -> QueueSummary {
+        let measured = end.saturating_sub(self.warmup).max(1);
+        let ms = |v: Option<f64>| v.map(|x| x / 1e6);
+        match q {
+            QueueRef::Link(l) => {
+                let link = &self.links[l as usize];
+                let st = link.qdisc_stats();
+                QueueSummary {
+                    name: link.name.clone(),
+                    enqueued: st.enqueued,
+                    dropped: st.dropped,
+                    random_losses: link.random_losses,
+                    ecn_marked: st.ecn_marked,
+                    tx_packets: link.tx_packets,
+                    utilization: link.busy_after_warmup() as f64 / measured as f64,
+                    max_backlog_pkts: link.max_backlog,
+                    sojourn_p50_ms: ms(link.sojourn.quantile(0.50)),
+                    sojourn_p95_ms: ms(link.sojourn.quantile(0.95)),
+                    sojourn_p99_ms: ms(link.sojourn.quantile(0.99)),
+                    signal_delay_p95_ms: None,
+                }
+            }
+            QueueRef::Trace(t) => {
+                let link = &self.traces[t as usize];
+                let st = link.qdisc_stats();
+                let from = self
+                    .trace_delivered_at_warmup
+                    .get(t as usize)
+                    .copied()
+                    .unwrap_or(0);
+                let capacity = link.capacity_bytes(self.warmup, end).max(1);
+                QueueSummary {
+                    name: link.name.clone(),
+                    enqueued: st.enqueued,
+                    dropped: st.dropped,
+                    random_losses: link.lost,
+                    ecn_marked: st.ecn_marked,
+                    tx_packets: link.delivered_packets,
+                    utilization: (link.delivered_bytes - from) as f64 / capacity as f64,
+                    max_backlog_pkts: link.max_backlog,
+                    sojourn_p50_ms: ms(link.queueing_delay.quantile(0.50)),
+                    sojourn_p95_ms: ms(link.queueing_delay.quantile(0.95)),
+                    sojourn_p99_ms: ms(link.queueing_delay.quantile(0.99)),
+                    signal_delay_p95_ms: ms(link.signal_delay().quantile(0.95)),
+                }
+            }
+        }
     }
 
     /// Run until simulated time `until`.
@@ -230,6 +332,15 @@ impl World {
         }
     }
 
+    fn schedule_trace_wake(&mut self, id: u32, wake: TraceWake) {
+        if let Some(t) = wake.opportunity {
+            self.queue.schedule(t, Event::TraceOpportunity(id));
+        }
+        if let Some(t) = wake.arrival {
+            self.queue.schedule(t, Event::TraceArrival(id));
+        }
+    }
+
     fn dispatch(&mut self, ev: Event) {
         let now = self.now();
         match ev {
@@ -242,7 +353,7 @@ impl World {
                 if let Some((flow, truesize)) = done.completed {
                     self.with_sender(flow, |s, out| s.on_tx_complete(truesize, out));
                 }
-                self.handle_drops(id);
+                self.handle_drops(Some(id));
             }
             Event::LinkArrival(id) => {
                 let mut arrived = std::mem::take(&mut self.work);
@@ -250,6 +361,16 @@ impl World {
                     self.queue.schedule(t, Event::LinkArrival(id));
                 }
                 self.work = arrived;
+            }
+            Event::TraceOpportunity(id) => {
+                let wake = self.traces[id as usize].opportunity(now, &mut self.dropped);
+                self.schedule_trace_wake(id, wake);
+                self.handle_drops(None);
+            }
+            Event::TraceArrival(id) => {
+                if let Some(t) = self.traces[id as usize].arrive(now, &mut self.work) {
+                    self.queue.schedule(t, Event::TraceArrival(id));
+                }
             }
             Event::SenderTimer(f, which) => self.with_sender(f, |s, out| s.on_timer(which, out)),
             Event::DelAck(f) => {
@@ -273,6 +394,8 @@ impl World {
                 for link in &mut self.links {
                     link.busy_at_warmup = link.busy_time;
                 }
+                self.trace_delivered_at_warmup =
+                    self.traces.iter().map(|t| t.delivered_bytes).collect();
             }
             Event::PingSend(p) => self.send_ping(p),
             Event::Sample => {
@@ -327,7 +450,12 @@ impl World {
                 Hop::Link(l) => {
                     let wake = self.links[l as usize].accept(pkt, now, &mut self.dropped);
                     self.schedule_wake(l, wake);
-                    self.handle_drops(l);
+                    self.handle_drops(Some(l));
+                }
+                Hop::Trace(t) => {
+                    let wake = self.traces[t as usize].accept(pkt, now, &mut self.dropped);
+                    self.schedule_trace_wake(t, wake);
+                    self.handle_drops(None);
                 }
                 Hop::Receiver(f) => {
                     let flow = &mut self.flows[f as usize];
@@ -358,15 +486,15 @@ impl World {
 
     /// Account packets a queue dropped; a drop at the sender's own NIC frees its TSQ charge.
     #[inline]
-    fn handle_drops(&mut self, link: u32) {
+    fn handle_drops(&mut self, link: Option<u32>) {
         if !self.dropped.is_empty() {
             self.account_drops(link);
         }
     }
 
     #[cold]
-    fn account_drops(&mut self, link: u32) {
-        let reports = self.links[link as usize].reports_tx_completion;
+    fn account_drops(&mut self, link: Option<u32>) {
+        let reports = link.is_some_and(|l| self.links[l as usize].reports_tx_completion);
         let dropped = std::mem::take(&mut self.dropped);
         for p in &dropped {
             if matches!(p.kind, Kind::Data | Kind::Ack) {
@@ -392,14 +520,9 @@ impl World {
                 flow.series.record(now, goodput_bps, &flow.sender);
             }
         }
-        for (l, s) in &mut self.watched {
-            let link = &self.links[*l as usize];
-            s.push(
-                now,
-                link.backlog_packets() as u64,
-                link.backlog_bytes(),
-                link.qdisc_stats().dropped,
-            );
+        for i in 0..self.watched.len() {
+            let (packets, bytes, drops) = self.backlog(self.watched[i].0);
+            self.watched[i].1.push(now, packets, bytes, drops);
         }
     }
 

@@ -147,6 +147,8 @@ pub struct QueueSummary {
     pub sojourn_p50_ms: Option<f64>,
     pub sojourn_p95_ms: Option<f64>,
     pub sojourn_p99_ms: Option<f64>,
+    /// Mahimahi's signal delay (trace links only): p95 over the milliseconds of the run.
+    pub signal_delay_p95_ms: Option<f64>,
 }
 
 /// Run-wide summary.
