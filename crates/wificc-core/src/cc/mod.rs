@@ -80,6 +80,12 @@ pub trait CongestionControl: Send {
         None
     }
 
+    /// `tso_segs` (BBRv2/v3 trees): the CCA sizes each skb itself, in segments. None means the
+    /// engine's `tcp_tso_autosize` with `min_tso_segs`.
+    fn tso_segs(&self, _tp: &Sock) -> Option<u32> {
+        None
+    }
+
     /// `sndbuf_expand` multiplier (kernel default 2).
     fn sndbuf_expand(&self) -> u32 {
         2

@@ -369,6 +369,10 @@ impl TcpSender {
         if !self.cfg.offloads {
             return 1;
         }
+        let max_segs = (self.cfg.gso_max_size / self.tp.mss_cache).max(1);
+        if let Some(segs) = self.cc.tso_segs(&self.tp) {
+            return segs.clamp(1, max_segs);
+        }
         let min_tso = self
             .cc
             .min_tso_segs(&self.tp)
@@ -381,7 +385,6 @@ impl TcpSender {
             }
         }
         let bytes = bytes.min(self.cfg.gso_max_size as u64);
-        let max_segs = (self.cfg.gso_max_size / self.tp.mss_cache).max(1);
         ((bytes / self.tp.mss_cache as u64) as u32)
             .max(min_tso)
             .min(max_segs)

@@ -1530,6 +1530,10 @@ impl CongestionControl for Bbr3 {
         Some(self.min_tso_segs_now(tp))
     }
 
+    fn tso_segs(&self, tp: &Sock) -> Option<u32> {
+        Some(self.tso_segs_goal(tp))
+    }
+
     /// 3 x cwnd: BBR may slow-start even during recovery.
     fn sndbuf_expand(&self) -> u32 {
         3
