@@ -9,5 +9,6 @@ pub mod parse;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod topology;
 pub mod units;
 pub mod world;

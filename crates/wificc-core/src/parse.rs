@@ -4,13 +4,21 @@
 //! Errors say what was given and what is expected, for the scenario loader to prefix the field.
 
 use std::fmt;
+use std::num::IntErrorKind;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::units::{BitsPerSec, Bytes, Nanos, NSEC_PER_SEC};
+use crate::units::{BitsPerSec, Bytes, Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 
-fn split_number(s: &str) -> Option<(f64, String)> {
+/// The number a quantity starts with: as written, and as a float.
+struct Number<'a> {
+    text: &'a str,
+    value: f64,
+}
+
+/// Split `s` into its number and its unit (lower case, may be empty).
+fn split_number(s: &str) -> Option<(Number<'_>, String)> {
     let s = s.trim();
     let end = s
         .char_indices()
@@ -20,80 +28,119 @@ fn split_number(s: &str) -> Option<(f64, String)> {
     // 'e' may start a unit ("1e3" vs "5e"), so retreat if the number part does not parse.
     let mut cut = end;
     while cut > 0 {
-        if let Ok(v) = s[..cut].parse::<f64>() {
-            return Some((v, s[cut..].trim().to_ascii_lowercase()));
+        if let Ok(value) = s[..cut].parse::<f64>() {
+            let number = Number {
+                text: &s[..cut],
+                value,
+            };
+            return Some((number, s[cut..].trim().to_ascii_lowercase()));
         }
         cut -= 1;
     }
     None
 }
 
-fn finite_nonneg(v: f64, s: &str, what: &str) -> Result<f64, String> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(v)
-    } else {
+fn finite_nonneg(n: &Number, s: &str, what: &str) -> Result<(), String> {
+    if !n.value.is_finite() {
+        Err(format!("got {s:?}, expected a finite {what}"))
+    } else if n.value < 0.0 {
         Err(format!("got {s:?}, expected a non-negative {what}"))
+    } else {
+        Ok(())
     }
 }
 
+/// `n` units of `scale` base units each, if that is at most `max` base units (`max_shown` is
+/// how an error shows the bound). A whole number is scaled exactly (so that every u64 survives
+/// a round trip through its string form); a fraction is rounded to the nearest base unit.
+fn scaled(n: &Number, scale: u64, max: u64, s: &str, max_shown: &str) -> Result<u64, String> {
+    let too_big = || format!("got {s:?}, expected at most {max_shown}");
+    match n.text.parse::<u64>() {
+        Ok(whole) => {
+            return whole
+                .checked_mul(scale)
+                .filter(|&x| x <= max)
+                .ok_or_else(too_big)
+        }
+        Err(e) if *e.kind() == IntErrorKind::PosOverflow => return Err(too_big()),
+        Err(_) => {}
+    }
+    let x = (n.value * scale as f64).round();
+    if x > max as f64 {
+        return Err(too_big());
+    }
+    Ok(x as u64)
+}
+
+/// Longest duration a scenario may write: 10^6 s (11.6 days), far beyond any packet-level run,
+/// and below 2^50 ns, so that sums of simulated times (a start plus a delay plus a
+/// serialisation time) never overflow the u64 nanosecond clock.
+pub const MAX_DURATION: Nanos = 1_000_000 * NSEC_PER_SEC;
+
 /// Parse a duration: `30s`, `200ms`, `50us`, `100ns`, `1m`, or a bare number of seconds.
 pub fn duration(s: &str) -> Result<Nanos, String> {
-    let (v, unit) = split_number(s)
+    let (n, unit) = split_number(s)
         .ok_or_else(|| format!("got {s:?}, expected a duration such as \"20ms\" or \"30s\""))?;
-    let v = finite_nonneg(v, s, "duration")?;
+    finite_nonneg(&n, s, "duration")?;
     let scale = match unit.as_str() {
-        "" | "s" | "sec" => 1e9,
-        "ms" => 1e6,
-        "us" => 1e3,
-        "ns" => 1.0,
-        "m" | "min" => 60e9,
+        "" | "s" | "sec" => NSEC_PER_SEC,
+        "ms" => NSEC_PER_MSEC,
+        "us" => NSEC_PER_USEC,
+        "ns" => 1,
+        "m" | "min" => 60 * NSEC_PER_SEC,
         _ => {
             return Err(format!(
                 "got {s:?}, expected a duration unit of ns, us, ms, s or min"
             ))
         }
     };
-    Ok((v * scale).round() as Nanos)
+    scaled(&n, scale, MAX_DURATION, s, "1000000s (11.6 days)")
 }
 
 /// Parse a rate: `50mbit`, `1gbit`, `300kbit`, `100bit`, `2.4gbps`, or a bare number of bit/s.
 pub fn rate(s: &str) -> Result<BitsPerSec, String> {
-    let (v, unit) = split_number(s)
+    let (n, unit) = split_number(s)
         .ok_or_else(|| format!("got {s:?}, expected a rate such as \"50mbit\" or \"1gbit\""))?;
-    let v = finite_nonneg(v, s, "rate")?;
+    finite_nonneg(&n, s, "rate")?;
     let unit = unit.trim_end_matches("ps").trim_end_matches("/s");
     let scale = match unit {
-        "" | "bit" | "b" => 1.0,
-        "kbit" | "k" | "kb" => 1e3,
-        "mbit" | "m" | "mb" => 1e6,
-        "gbit" | "g" | "gb" => 1e9,
+        "" | "bit" | "b" => 1,
+        "kbit" | "k" | "kb" => 1_000,
+        "mbit" | "m" | "mb" => 1_000_000,
+        "gbit" | "g" | "gb" => 1_000_000_000,
         _ => {
             return Err(format!(
                 "got {s:?}, expected a rate unit of bit, kbit, mbit or gbit"
             ))
         }
     };
-    Ok((v * scale).round() as BitsPerSec)
+    scaled(
+        &n,
+        scale,
+        BitsPerSec::MAX,
+        s,
+        &format!("{} bit/s", BitsPerSec::MAX),
+    )
 }
 
 /// Parse a size in bytes: `1500`, `1500b`, `64kb` (1000), `64kib` (1024), `1mb`.
 pub fn size(s: &str) -> Result<Bytes, String> {
-    let (v, unit) =
+    let (n, unit) =
         split_number(s).ok_or_else(|| format!("got {s:?}, expected a size such as \"64kb\""))?;
-    let v = finite_nonneg(v, s, "size")?;
+    finite_nonneg(&n, s, "size")?;
     let scale = match unit.as_str() {
-        "" | "b" | "byte" | "bytes" => 1.0,
-        "kb" => 1e3,
-        "kib" => 1024.0,
-        "mb" => 1e6,
-        "mib" => 1024.0 * 1024.0,
+        "" | "b" | "byte" | "bytes" => 1,
+        "kb" => 1_000,
+        "kib" => 1 << 10,
+        "mb" => 1_000_000,
+        "mib" => 1 << 20,
         _ => {
             return Err(format!(
                 "got {s:?}, expected a size unit of b, kb, kib, mb or mib"
             ))
         }
     };
-    Ok((v * scale).round() as Bytes)
+    scaled(&n, scale, Bytes::MAX, s, &format!("{} bytes", Bytes::MAX))
 }
 
 /// A queue limit: packets, bytes, or a multiple of the path's bandwidth-delay product.
@@ -110,17 +157,15 @@ impl Buffer {
     pub fn resolve(&self, bdp: Bytes, mtu: u32) -> (u32, Bytes) {
         match *self {
             Buffer::Packets(p) => (p, p as Bytes * mtu as Bytes),
-            Buffer::Bytes(b) => ((b.div_ceil(mtu as Bytes)).max(1) as u32, b),
+            Buffer::Bytes(b) => (packets_holding(b, mtu), b),
             Buffer::Bdp(m) => {
                 let b = (bdp as f64 * m).round() as Bytes;
-                (
-                    (b.div_ceil(mtu as Bytes)).max(1) as u32,
-                    b.max(mtu as Bytes),
-                )
+                (packets_holding(b, mtu), b.max(mtu as Bytes))
             }
         }
     }
 
+    /// Whether the limit holds nothing.
     pub fn is_zero(&self) -> bool {
         match *self {
             Buffer::Packets(p) => p == 0,
@@ -130,20 +175,37 @@ impl Buffer {
     }
 }
 
+/// Packets of `mtu` bytes needed to hold `bytes`: rounded up, at least 1, at most `u32::MAX`.
+fn packets_holding(bytes: Bytes, mtu: u32) -> u32 {
+    u32::try_from(bytes.div_ceil(mtu.max(1) as Bytes).max(1)).unwrap_or(u32::MAX)
+}
+
+/// As a scenario writes it: `100p`, `64000b`, `1.5bdp`.
+impl fmt::Display for Buffer {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Buffer::Packets(p) => write!(f, "{p}p"),
+            Buffer::Bytes(b) => write!(f, "{b}b"),
+            Buffer::Bdp(m) => write!(f, "{m}bdp"),
+        }
+    }
+}
+
 /// Parse a buffer size: `100p` / `100pkt` / `100` (packets), `150000b` / `64kb` (bytes), `1bdp`.
 pub fn buffer(s: &str) -> Result<Buffer, String> {
-    let (v, unit) = split_number(s).ok_or_else(|| {
+    let (n, unit) = split_number(s).ok_or_else(|| {
         format!("got {s:?}, expected a buffer such as \"100p\", \"64kb\" or \"1bdp\"")
     })?;
-    let v = finite_nonneg(v, s, "buffer size")?;
+    finite_nonneg(&n, s, "buffer size")?;
     match unit.as_str() {
         "" | "p" | "pkt" | "pkts" | "packets" => {
-            if v.fract() != 0.0 {
+            if n.value.fract() != 0.0 {
                 return Err(format!("got {s:?}, expected a whole number of packets"));
             }
-            Ok(Buffer::Packets(v as u32))
+            let max = u32::MAX as u64;
+            scaled(&n, 1, max, s, &format!("{max} packets")).map(|p| Buffer::Packets(p as u32))
         }
-        "bdp" => Ok(Buffer::Bdp(v)),
+        "bdp" => Ok(Buffer::Bdp(n.value)),
         _ => size(s).map(Buffer::Bytes).map_err(|_| {
             format!("got {s:?}, expected a buffer in packets (\"100p\"), bytes (\"64kb\") or BDPs (\"1bdp\")")
         }),
@@ -204,12 +266,7 @@ quantity!(
 );
 quantity!(
     /// A buffer field (`"1bdp"`, `"100p"`).
-    Buf, Buffer, buffer,
-    |b| match b {
-        Buffer::Packets(p) => format!("{p}p"),
-        Buffer::Bytes(b) => format!("{b}b"),
-        Buffer::Bdp(m) => format!("{m}bdp"),
-    },
+    Buf, Buffer, buffer, |b| b.to_string(),
     "a buffer such as \"100p\", \"64kb\" or \"1bdp\""
 );
 
@@ -252,6 +309,70 @@ mod tests {
         // 50 Mbit/s x 20 ms = 125000 B; with 1500 B MTU: 84 packets.
         assert_eq!(Buffer::Bdp(1.0).resolve(125_000, 1500), (84, 125_000));
         assert_eq!(Buffer::Packets(10).resolve(125_000, 1500), (10, 15_000));
+    }
+
+    #[test]
+    fn bounds_and_exact_whole_numbers() {
+        // 10^6 s = 10^15 ns is the longest duration.
+        assert_eq!(duration("1000000s"), Ok(1_000_000_000_000_000));
+        // u64::MAX bit/s reads back exactly; through a float it would round to 2^64.
+        assert_eq!(rate("18446744073709551615bit"), Ok(u64::MAX));
+        // 2^53 + 1 has no f64: exact only as a whole number.
+        assert_eq!(size("9007199254740993b"), Ok(9_007_199_254_740_993));
+        assert_eq!(size("2kib"), Ok(2048));
+        assert_eq!(buffer("4294967295p"), Ok(Buffer::Packets(u32::MAX)));
+        let refused = [
+            (
+                duration("1000001s").err(),
+                r#"got "1000001s", expected at most 1000000s (11.6 days)"#,
+            ),
+            (
+                duration("1e30ms").err(),
+                r#"got "1e30ms", expected at most 1000000s (11.6 days)"#,
+            ),
+            (
+                duration("1e400").err(),
+                r#"got "1e400", expected a finite duration"#,
+            ),
+            (
+                rate("18446744073709551616").err(),
+                r#"got "18446744073709551616", expected at most 18446744073709551615 bit/s"#,
+            ),
+            // u64::MAX kbit/s = 1.8e22 bit/s: over by the scale alone.
+            (
+                rate("18446744073709551615kbit").err(),
+                r#"got "18446744073709551615kbit", expected at most 18446744073709551615 bit/s"#,
+            ),
+            (
+                buffer("4294967296p").err(),
+                r#"got "4294967296p", expected at most 4294967295 packets"#,
+            ),
+            (
+                buffer("1e12").err(),
+                r#"got "1e12", expected at most 4294967295 packets"#,
+            ),
+        ];
+        for (got, want) in refused {
+            assert_eq!(got.as_deref(), Some(want));
+        }
+    }
+
+    #[test]
+    fn huge_buffers_saturate_and_buffers_display_as_written() {
+        // 10^30 BDPs of 125000 B is more bytes than a u64 holds; the packet count saturates at
+        // u32::MAX instead of wrapping.
+        assert_eq!(
+            Buffer::Bdp(1e30).resolve(125_000, 1500),
+            (u32::MAX, u64::MAX)
+        );
+        // u64::MAX bytes / 1500 = 1.2e16 packets, more than a u32.
+        assert_eq!(
+            Buffer::Bytes(u64::MAX).resolve(125_000, 1500),
+            (u32::MAX, u64::MAX)
+        );
+        for b in ["100p", "64000b", "1.5bdp"] {
+            assert_eq!(buffer(b).unwrap().to_string(), b);
+        }
     }
 
     #[test]

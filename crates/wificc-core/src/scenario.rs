@@ -7,34 +7,32 @@
 //! only powers of two map to a pacing shift). Every error names the field, the value and what
 //! is expected; nothing on this path panics.
 //!
-//! The `wired` path is a dumbbell: each client host's NIC (host qdisc, `access_rate`, TSQ
-//! completion at the end of serialisation) feeds router R1; R1 -> R2 is the bottleneck (rate,
-//! half the base RTT, the bottleneck qdisc and buffer) and R2 -> R1 its reverse direction (same
-//! settings); the server's NIC feeds R2. The far side of each direction delivers straight to the
-//! receiving host: an ingress port faster than the bottleneck adds no queue, only a
-//! serialisation time below a microsecond at 10 Gbit/s, so it is not modelled. A client's extra
-//! RTT (`client_rtt`) is propagation delay on its NIC link, which every packet it sends and so
-//! every round trip it takes part in crosses once. "up" flows send from a client to the server,
-//! "down" flows from the server to a client.
+//! serde cannot follow a field path into a table tagged by `kind` (the path, a qdisc), so an
+//! error there is located again by reading the table's fields on their own. Validation also
+//! builds the qdiscs as the run will (limits resolved against the BDP and the MTU), so that a
+//! scenario that validates also builds, and it bounds what would otherwise exhaust memory or
+//! overflow the nanosecond clock: samples per series ([`MAX_SAMPLES`]), client hosts
+//! ([`MAX_CLIENTS`]), per-packet L2 bytes ([`MAX_L2_OVERHEAD`]), the initial window (the
+//! largest TCP window, [`MAX_WINDOW_BYTES`]) and, in [`crate::parse`], every duration.
+//!
+//! The paths (`wired`, `trace`) are described with the code that builds them, in
+//! [`crate::topology`]. "up" flows send from a client to the server, "down" flows from the
+//! server to a client.
 
-use serde::{Deserialize, Serialize};
+use serde::{de, Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::cc;
-use crate::metrics::results::{
-    jain_index, FlowSummary, PingSummary, RunResult, RunSeries, RunSummary, SeriesOf,
-};
-use crate::net::link::{Link, ETHERNET_OVERHEAD};
+use crate::net::link::ETHERNET_OVERHEAD;
 use crate::net::packet::TCP_IP_HEADER;
 use crate::net::qdisc::QdiscSpec;
 use crate::net::trace::TraceLinkSpec;
 use crate::parse::{show_secs, Buf, Dur, Rate, Size};
 use crate::sim::Rng;
 use crate::tcp::config::{SenderConfig, TsqMode};
-use crate::tcp::receiver::{EcnEcho, TcpReceiver};
-use crate::tcp::sender::TcpSender;
-use crate::units::{secs, NSEC_PER_MSEC, NSEC_PER_SEC};
-use crate::world::{Hop, PingKind, QueueRef, World};
+use crate::units::{Bytes, NSEC_PER_MSEC, NSEC_PER_SEC};
+
+pub use crate::topology::{build, run};
 
 /// A scenario error: the field path, and what is wrong with its value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,7 +42,7 @@ pub struct ScenarioError {
     pub message: String,
 }
 
-fn err(field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+pub(crate) fn err(field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
     ScenarioError {
         field: field.into(),
         message: message.into(),
@@ -258,38 +256,28 @@ pub enum Direction {
     Down,
 }
 
-/// A DSCP value given as a number (0..63) or a name (BE, EF, CS0..CS7, AF11..AF43).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(untagged)]
+/// A DSCP value given as a number (0..63) or a name (BE, EF, CS0..CS7, AF11..AF43, in any case).
+/// Serialised as the name when given by name, else as the number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dscp {
+    /// Unmarked (0).
     #[default]
-    #[serde(skip_deserializing, serialize_with = "unmarked_as_zero")]
     Default,
     Value(u8),
     Name(DscpName),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DscpName {
-    #[serde(alias = "be")]
     BE,
-    #[serde(alias = "ef")]
     EF,
-    #[serde(alias = "cs0")]
     CS0,
-    #[serde(alias = "cs1")]
     CS1,
-    #[serde(alias = "cs2")]
     CS2,
-    #[serde(alias = "cs3")]
     CS3,
-    #[serde(alias = "cs4")]
     CS4,
-    #[serde(alias = "cs5")]
     CS5,
-    #[serde(alias = "cs6")]
     CS6,
-    #[serde(alias = "cs7")]
     CS7,
     AF11,
     AF12,
@@ -305,43 +293,111 @@ pub enum DscpName {
     AF43,
 }
 
-/// An unmarked flow or ping serialises as DSCP 0 (best effort), so a normalised scenario
-/// parses back to the same marking.
-fn unmarked_as_zero<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u8(0)
+/// Every DSCP name with its 6-bit codepoint (RFC 2474 class selectors, RFC 2597 assured
+/// forwarding, RFC 3246 expedited forwarding, BE = default forwarding), in the order of
+/// [`DscpName`]'s variants.
+const DSCP_NAMES: [(&str, DscpName, u8); 22] = {
+    use DscpName::*;
+    [
+        ("BE", BE, 0),
+        ("EF", EF, 46),
+        ("CS0", CS0, 0),
+        ("CS1", CS1, 8),
+        ("CS2", CS2, 16),
+        ("CS3", CS3, 24),
+        ("CS4", CS4, 32),
+        ("CS5", CS5, 40),
+        ("CS6", CS6, 48),
+        ("CS7", CS7, 56),
+        ("AF11", AF11, 10),
+        ("AF12", AF12, 12),
+        ("AF13", AF13, 14),
+        ("AF21", AF21, 18),
+        ("AF22", AF22, 20),
+        ("AF23", AF23, 22),
+        ("AF31", AF31, 26),
+        ("AF32", AF32, 28),
+        ("AF33", AF33, 30),
+        ("AF41", AF41, 34),
+        ("AF42", AF42, 36),
+        ("AF43", AF43, 38),
+    ]
+};
+
+/// Largest DSCP codepoint: the field is 6 bits.
+const DSCP_MAX: u8 = 63;
+
+const DSCP_EXPECTED: &str = "a DSCP value 0..63 or a name (BE, EF, CS0..CS7, AF11..AF43)";
+
+fn bad_dscp(given: impl std::fmt::Display) -> String {
+    format!("got {given}, expected {DSCP_EXPECTED}")
+}
+
+impl DscpName {
+    /// Its row of [`DSCP_NAMES`], which lists the names in declaration order.
+    fn entry(self) -> &'static (&'static str, DscpName, u8) {
+        &DSCP_NAMES[self as usize]
+    }
+
+    /// The name, in capitals.
+    pub fn name(self) -> &'static str {
+        self.entry().0
+    }
+
+    /// The name written in any case.
+    pub fn parse(name: &str) -> Option<DscpName> {
+        DSCP_NAMES
+            .iter()
+            .find(|e| e.0.eq_ignore_ascii_case(name.trim()))
+            .map(|e| e.1)
+    }
 }
 
 impl Dscp {
-    /// The 6-bit codepoint (RFC 2474 / 4594 values).
+    /// The 6-bit codepoint.
     pub fn value(self) -> u8 {
-        use DscpName::*;
         match self {
             Dscp::Default => 0,
             Dscp::Value(v) => v,
-            Dscp::Name(n) => match n {
-                BE | CS0 => 0,
-                CS1 => 8,
-                CS2 => 16,
-                CS3 => 24,
-                CS4 => 32,
-                CS5 => 40,
-                CS6 => 48,
-                CS7 => 56,
-                EF => 46,
-                AF11 => 10,
-                AF12 => 12,
-                AF13 => 14,
-                AF21 => 18,
-                AF22 => 20,
-                AF23 => 22,
-                AF31 => 26,
-                AF32 => 28,
-                AF33 => 30,
-                AF41 => 34,
-                AF42 => 36,
-                AF43 => 38,
-            },
+            Dscp::Name(n) => n.entry().2,
         }
+    }
+}
+
+impl Serialize for Dscp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Dscp::Name(n) => s.serialize_str(n.name()),
+            _ => s.serialize_u8(self.value()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Dscp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Dscp;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(DSCP_EXPECTED)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dscp, E> {
+                u8::try_from(v)
+                    .map(Dscp::Value)
+                    .map_err(|_| E::custom(bad_dscp(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dscp, E> {
+                u8::try_from(v)
+                    .map(Dscp::Value)
+                    .map_err(|_| E::custom(bad_dscp(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Dscp, E> {
+                DscpName::parse(v)
+                    .map(Dscp::Name)
+                    .ok_or_else(|| E::custom(bad_dscp(format!("{v:?}"))))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -416,8 +472,7 @@ impl Scenario {
             Format::Json => serde_json::from_str(text)
                 .map_err(|e| err("(document)", format!("invalid JSON: {e}")))?,
             Format::Toml => {
-                let t: toml::Value = toml::from_str(text)
-                    .map_err(|e| err("(document)", format!("invalid TOML: {}", e.message())))?;
+                let t: toml::Value = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
                 serde_json::to_value(t).map_err(|e| err("(document)", e.to_string()))?
             }
         };
@@ -426,15 +481,18 @@ impl Scenario {
 
     /// Build from a JSON value (used by the Python bindings).
     pub fn from_value(value: Value) -> Result<Scenario, ScenarioError> {
+        if !value.is_object() {
+            return Err(err(
+                "(scenario)",
+                format!(
+                    "got {}, expected a table (TOML) or object (JSON) of scenario fields",
+                    shown(&value)
+                ),
+            ));
+        }
         let s: Scenario = serde_path_to_error::deserialize(&value).map_err(|e| {
             let path = e.path().to_string();
-            let msg = e.into_inner().to_string();
-            let field = if path == "." {
-                "(scenario)".to_string()
-            } else {
-                path
-            };
-            err(field, msg)
+            locate(&value, &path, e.into_inner().to_string())
         })?;
         s.validate()?;
         Ok(s)
@@ -442,6 +500,70 @@ impl Scenario {
 
     /// Check consistency beyond types.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        self.validate_times()?;
+        let clients = match &self.path {
+            PathSpec::Wired(w) => {
+                w.validate()?;
+                self.stack.validate()?;
+                self.validate_queues(w)?;
+                w.clients
+            }
+            PathSpec::Trace(t) => {
+                t.validate()?;
+                self.stack.validate()?;
+                t.clients
+            }
+        };
+        for (i, f) in self.flows.iter().enumerate() {
+            let at = |k: &str| format!("flows[{i}].{k}");
+            check_client(at("client"), f.client, clients)?;
+            if let Err(e) = cc::build(&f.cc, &f.cc_params) {
+                let field = match e {
+                    cc::CcError::Unknown(..) => at("cc"),
+                    cc::CcError::BadParam(_) => at("cc_params"),
+                };
+                return Err(err(field, e.to_string()));
+            }
+            self.check_window(at, f.start, f.stop)?;
+            if f.bytes.is_some_and(|b| b.0 == 0) {
+                return Err(err(
+                    at("bytes"),
+                    "got 0, expected a positive size, or no value for an unlimited transfer",
+                ));
+            }
+            check_dscp(at("dscp"), f.dscp)?;
+        }
+        for (i, p) in self.pings.iter().enumerate() {
+            let at = |k: &str| format!("pings[{i}].{k}");
+            check_client(at("client"), p.client, clients)?;
+            if p.interval.0 < NSEC_PER_MSEC {
+                return Err(err(
+                    at("interval"),
+                    format!("got {}, expected at least 1ms", show_secs(p.interval.0)),
+                ));
+            }
+            self.check_window(at, p.start, p.stop)?;
+            let span = p.stop.map_or(self.duration.0, |s| s.0.min(self.duration.0)) - p.start.0;
+            if span / p.interval.0 > MAX_SAMPLES {
+                return Err(err(
+                    at("interval"),
+                    format!(
+                        "got {} for {} of pings: {} samples, expected at most {MAX_SAMPLES} \
+                         (an interval of at least {})",
+                        show_secs(p.interval.0),
+                        show_secs(span),
+                        span / p.interval.0,
+                        show_secs(span.div_ceil(MAX_SAMPLES))
+                    ),
+                ));
+            }
+            check_dscp(at("dscp"), p.dscp)?;
+        }
+        Ok(())
+    }
+
+    /// The run's duration, its sampling step and its warmup.
+    fn validate_times(&self) -> Result<(), ScenarioError> {
         if self.duration.0 == 0 {
             return Err(err("duration", "got \"0s\", expected a positive duration"));
         }
@@ -449,6 +571,19 @@ impl Scenario {
             return Err(err(
                 "step",
                 "got \"0s\", expected a positive sampling interval",
+            ));
+        }
+        let samples = self.duration.0 / self.step.0;
+        if samples > MAX_SAMPLES {
+            return Err(err(
+                "step",
+                format!(
+                    "got {} for a run of {}: {samples} samples per series, expected at most \
+                     {MAX_SAMPLES} (a step of at least {})",
+                    show_secs(self.step.0),
+                    show_secs(self.duration.0),
+                    show_secs(self.duration.0.div_ceil(MAX_SAMPLES))
+                ),
             ));
         }
         if self.warmup.0 >= self.duration.0 {
@@ -461,145 +596,323 @@ impl Scenario {
                 ),
             ));
         }
-        let clients = match &self.path {
-            PathSpec::Wired(w) => {
-                if w.rate.0 == 0 {
-                    return Err(err(
-                        "path.rate",
-                        "got 0 bit/s, expected a positive rate such as \"50mbit\"",
-                    ));
-                }
-                if w.access_rate.0 == 0 {
-                    return Err(err(
-                        "path.access_rate",
-                        "got 0 bit/s, expected a positive rate",
-                    ));
-                }
-                if let Some(b) = w.buffer {
-                    if b.0.is_zero() {
-                        return Err(err(
-                            "path.buffer",
-                            "got 0, expected a buffer of at least 1 packet",
-                        ));
-                    }
-                }
-                if !(0.0..1.0).contains(&w.loss) {
-                    return Err(err(
-                        "path.loss",
-                        format!("got {}, expected a probability in [0, 1)", w.loss),
-                    ));
-                }
-                if w.clients == 0 {
-                    return Err(err(
-                        "path.clients",
-                        "got 0, expected at least 1 client host",
-                    ));
-                }
-                if !w.client_rtt.is_empty() && w.client_rtt.len() != w.clients as usize {
-                    return Err(err(
-                        "path.client_rtt",
-                        format!(
-                            "got {} entries, expected one per client ({})",
-                            w.client_rtt.len(),
-                            w.clients
-                        ),
-                    ));
-                }
-                w.qdisc.validate().map_err(|m| err("path.qdisc", m))?;
-                w.clients
-            }
-            PathSpec::Trace(t) => {
-                t.uplink.validate().map_err(|m| err("path.uplink", m))?;
-                t.downlink.validate().map_err(|m| err("path.downlink", m))?;
-                if t.clients == 0 {
-                    return Err(err(
-                        "path.clients",
-                        "got 0, expected at least 1 client host",
-                    ));
-                }
-                if t.access_rate.0 == 0 {
-                    return Err(err(
-                        "path.access_rate",
-                        "got 0 bit/s, expected a positive rate",
-                    ));
-                }
-                t.clients
-            }
-        };
-        self.stack.validate()?;
-        for (i, f) in self.flows.iter().enumerate() {
-            let at = |k: &str| format!("flows[{i}].{k}");
-            if f.client >= clients {
-                return Err(err(
-                    at("client"),
-                    format!("got {}, expected a client index below {clients}", f.client),
-                ));
-            }
-            if let Err(e) = cc::build(&f.cc, &f.cc_params) {
-                let field = match e {
-                    cc::CcError::Unknown(..) => at("cc"),
-                    cc::CcError::BadParam(_) => at("cc_params"),
-                };
-                return Err(err(field, e.to_string()));
-            }
-            let stop = f.stop.map_or(self.duration.0, |s| s.0);
-            if f.start.0 >= self.duration.0 {
-                return Err(err(
-                    at("start"),
+        Ok(())
+    }
+
+    /// The qdiscs built as the run builds them (limits resolved against the BDP and the MTU):
+    /// what [`QdiscSpec::validate`] cannot check alone.
+    fn validate_queues(&self, w: &WiredSpec) -> Result<(), ScenarioError> {
+        let (bdp, mtu) = (w.bdp_bytes(), self.stack.mtu);
+        let check = |spec: &QdiscSpec| spec.build(bdp, mtu, Rng::new(self.seed, 0)).map(drop);
+        check(&w.qdisc).map_err(|m| err("path.qdisc", m))?;
+        if let Some(b) = w.buffer {
+            check(&w.qdisc.clone().with_limit(b)).map_err(|m| {
+                err(
+                    "path.buffer",
                     format!(
-                        "got {}, expected before the end of the run ({})",
-                        show_secs(f.start.0),
-                        show_secs(self.duration.0)
+                        "got \"{}\", refused by the {} qdisc: {m}",
+                        b.0,
+                        w.qdisc.name()
                     ),
-                ));
-            }
-            if stop <= f.start.0 {
+                )
+            })?;
+        }
+        check(&self.stack.host_qdisc).map_err(|m| err("stack.host_qdisc", m))
+    }
+
+    /// A flow's or a ping's start and stop times.
+    fn check_window(
+        &self,
+        at: impl Fn(&str) -> String,
+        start: Dur,
+        stop: Option<Dur>,
+    ) -> Result<(), ScenarioError> {
+        if start.0 >= self.duration.0 {
+            return Err(err(
+                at("start"),
+                format!(
+                    "got {}, expected before the end of the run ({})",
+                    show_secs(start.0),
+                    show_secs(self.duration.0)
+                ),
+            ));
+        }
+        let stop = stop.map_or(self.duration.0, |s| s.0);
+        if stop <= start.0 {
+            return Err(err(
+                at("stop"),
+                format!(
+                    "got {}, expected after the start ({})",
+                    show_secs(stop),
+                    show_secs(start.0)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Most samples one series may hold (duration / step): far more points than a figure shows,
+/// and a bound on the memory of a run's series (tens of MB per flow).
+pub const MAX_SAMPLES: u64 = 1_000_000;
+
+/// Most client hosts a wired path may have: each is a NIC, an access link and their queues;
+/// the studies use a few dozen at most.
+pub const MAX_CLIENTS: u32 = 1024;
+
+/// Largest per-packet L2 overhead, bytes: the largest IP packet. Real headers are tens of
+/// bytes (Ethernet 38); the bound keeps the serialisation time of any frame finite at 1 bit/s.
+pub const MAX_L2_OVERHEAD: u32 = 65_535;
+
+/// Smallest MSS Linux sends with (`TCP_MIN_SND_MSS`, include/net/tcp.h).
+pub const TCP_MIN_SND_MSS: u32 = 48;
+
+/// The largest TCP window, bytes: 65535 scaled by the largest window shift, 14 (RFC 7323,
+/// section 2.3). No initial window can be larger; the simulated sender has no send buffer that
+/// would otherwise bound its first flight.
+pub const MAX_WINDOW_BYTES: u32 = 65_535 << 14;
+
+/// Largest `tcp_tso_rtt_log`: min_rtt is a u32 of microseconds, so a shift of 32 or more has
+/// nothing left to shift.
+pub const MAX_TSO_RTT_LOG: u8 = 31;
+
+fn check_client(field: String, client: u32, clients: u32) -> Result<(), ScenarioError> {
+    if client >= clients {
+        return Err(err(
+            field,
+            format!("got {client}, expected a client index below {clients}"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_dscp(field: String, dscp: Dscp) -> Result<(), ScenarioError> {
+    if dscp.value() > DSCP_MAX {
+        return Err(err(field, bad_dscp(dscp.value())));
+    }
+    Ok(())
+}
+
+/// A value for "got ..." messages: as written when short, else what it is.
+fn shown(v: &Value) -> String {
+    const MAX_SHOWN_CHARS: usize = 40;
+    let text = v.to_string();
+    if text.chars().count() <= MAX_SHOWN_CHARS {
+        return text;
+    }
+    match v {
+        Value::String(_) => "a long string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "a table",
+        _ => "a number",
+    }
+    .to_string()
+}
+
+/// A TOML syntax error, with its line and column (from 1) and the parser's message on one line.
+fn toml_error(text: &str, e: &toml::de::Error) -> ScenarioError {
+    let at = e.span().map_or(String::new(), |span| {
+        let before = text.get(..span.start).unwrap_or(text);
+        let line = before.matches('\n').count() + 1;
+        let column = before.chars().rev().take_while(|&c| c != '\n').count() + 1;
+        format!(" at line {line}, column {column}")
+    });
+    let message: Vec<&str> = e.message().lines().map(str::trim).collect();
+    err(
+        "(document)",
+        format!("invalid TOML{at}: {}", message.join(", ")),
+    )
+}
+
+/// Name the field of a deserialization error at `field` of `doc`. serde reads a table tagged
+/// by `kind` (the path, a qdisc) whole before it knows which fields to expect, so an error
+/// inside one carries only the table's path; the table is read again, part by part, to find
+/// the field at fault.
+fn locate(doc: &Value, field: &str, message: String) -> ScenarioError {
+    match field {
+        "." => err("(scenario)", message),
+        "path" => locate_path(doc.get("path"), message),
+        "stack.host_qdisc" => locate_qdisc(
+            field,
+            doc.get("stack").and_then(|s| s.get("host_qdisc")),
+            message,
+        ),
+        _ => err(field, message),
+    }
+}
+
+/// The path table: its fields are those of the variant its `kind` names.
+fn locate_path(table: Option<&Value>, message: String) -> ScenarioError {
+    let table = match table {
+        Some(Value::Object(table)) => table,
+        Some(other) => {
+            return err(
+                "path",
+                format!(
+                    "got {}, expected a table such as {{kind = \"wired\", rate = \"50mbit\", \
+                     rtt = \"20ms\"}}",
+                    shown(other)
+                ),
+            )
+        }
+        None => return err("path", message),
+    };
+    let mut fields = table.clone();
+    let kind = fields.remove("kind");
+    let fields = Value::Object(fields);
+    let inner = match kind.as_ref().and_then(Value::as_str) {
+        Some("wired") => serde_path_to_error::deserialize::<_, WiredSpec>(&fields).err(),
+        Some("trace") => serde_path_to_error::deserialize::<_, TracePathSpec>(&fields).err(),
+        _ => None,
+    };
+    let Some(e) = inner else {
+        return err("path", message);
+    };
+    let at = e.path().to_string();
+    let message = e.into_inner().to_string();
+    match at.as_str() {
+        "." => err("path", message),
+        "qdisc" => locate_qdisc("path.qdisc", fields.get("qdisc"), message),
+        _ => err(format!("path.{at}"), message),
+    }
+}
+
+/// A qdisc table: every parameter has a default, so each one can be read alone with the kind.
+fn locate_qdisc(field: &str, table: Option<&Value>, message: String) -> ScenarioError {
+    let table = match table {
+        Some(Value::Object(table)) => table,
+        Some(other) => {
+            return err(
+                field,
+                format!(
+                    "got {}, expected a qdisc table such as {{kind = \"fq_codel\"}}",
+                    shown(other)
+                ),
+            )
+        }
+        None => return err(field, message),
+    };
+    let Some(kind) = table.get("kind") else {
+        return err(field, message);
+    };
+    let alone = |entry: Option<(&String, &Value)>| {
+        let mut one = Map::new();
+        one.insert("kind".to_string(), kind.clone());
+        if let Some((k, v)) = entry {
+            one.insert(k.clone(), v.clone());
+        }
+        QdiscSpec::deserialize(&Value::Object(one)).err()
+    };
+    if let Some(e) = alone(None) {
+        return err(format!("{field}.kind"), e.to_string());
+    }
+    table
+        .iter()
+        .filter(|(k, _)| k.as_str() != "kind")
+        .find_map(|(k, v)| alone(Some((k, v))).map(|e| err(format!("{field}.{k}"), e.to_string())))
+        .unwrap_or_else(|| err(field, message))
+}
+
+impl WiredSpec {
+    /// Bandwidth-delay product of the bottleneck at the base RTT, bytes (saturating).
+    pub fn bdp_bytes(&self) -> Bytes {
+        u64::try_from(self.rate.0 as u128 * self.rtt.0 as u128 / (8 * NSEC_PER_SEC as u128))
+            .unwrap_or(Bytes::MAX)
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        if self.rate.0 == 0 {
+            return Err(err(
+                "path.rate",
+                "got 0 bit/s, expected a positive rate such as \"50mbit\"",
+            ));
+        }
+        if self.access_rate.0 == 0 {
+            return Err(err(
+                "path.access_rate",
+                "got 0 bit/s, expected a positive rate",
+            ));
+        }
+        if let Some(b) = self.buffer {
+            if b.0.is_zero() {
                 return Err(err(
-                    at("stop"),
-                    format!(
-                        "got {}, expected after the flow's start ({})",
-                        show_secs(stop),
-                        show_secs(f.start.0)
-                    ),
+                    "path.buffer",
+                    format!("got \"{}\", expected a buffer of at least 1 packet", b.0),
                 ));
-            }
-            if f.bytes.is_some_and(|b| b.0 == 0) {
-                return Err(err(
-                    at("bytes"),
-                    "got 0, expected a positive size, or no value for an unlimited transfer",
-                ));
-            }
-            if let Dscp::Value(v) = f.dscp {
-                if v > 63 {
-                    return Err(err(
-                        at("dscp"),
-                        format!("got {v}, expected a DSCP value 0..63 or a name such as \"EF\""),
-                    ));
-                }
             }
         }
-        for (i, p) in self.pings.iter().enumerate() {
-            let at = |k: &str| format!("pings[{i}].{k}");
-            if p.client >= clients {
-                return Err(err(
-                    at("client"),
-                    format!("got {}, expected a client index below {clients}", p.client),
-                ));
-            }
-            if p.interval.0 < NSEC_PER_MSEC {
-                return Err(err(
-                    at("interval"),
-                    format!("got {}, expected at least 1ms", show_secs(p.interval.0)),
-                ));
-            }
-            if let Dscp::Value(v) = p.dscp {
-                if v > 63 {
-                    return Err(err(
-                        at("dscp"),
-                        format!("got {v}, expected a DSCP value 0..63 or a name such as \"EF\""),
-                    ));
-                }
-            }
+        if self.clients == 0 || self.clients > MAX_CLIENTS {
+            return Err(err(
+                "path.clients",
+                format!(
+                    "got {}, expected 1 to {MAX_CLIENTS} client hosts",
+                    self.clients
+                ),
+            ));
+        }
+        if !self.client_rtt.is_empty() && self.client_rtt.len() != self.clients as usize {
+            return Err(err(
+                "path.client_rtt",
+                format!(
+                    "got {} {}, expected one per client ({})",
+                    self.client_rtt.len(),
+                    if self.client_rtt.len() == 1 {
+                        "entry"
+                    } else {
+                        "entries"
+                    },
+                    self.clients
+                ),
+            ));
+        }
+        if self.l2_overhead > MAX_L2_OVERHEAD {
+            return Err(err(
+                "path.l2_overhead",
+                format!(
+                    "got {}, expected 0 to {MAX_L2_OVERHEAD} bytes (Ethernet: 38)",
+                    self.l2_overhead
+                ),
+            ));
+        }
+        if !(0.0..1.0).contains(&self.loss) {
+            return Err(err(
+                "path.loss",
+                format!("got {}, expected a probability in [0, 1)", self.loss),
+            ));
+        }
+        self.qdisc.validate().map_err(|m| err("path.qdisc", m))
+    }
+}
+
+impl TracePathSpec {
+    fn validate(&self) -> Result<(), ScenarioError> {
+        self.uplink.validate().map_err(|m| err("path.uplink", m))?;
+        self.downlink
+            .validate()
+            .map_err(|m| err("path.downlink", m))?;
+        if self.clients == 0 || self.clients > MAX_CLIENTS {
+            return Err(err(
+                "path.clients",
+                format!(
+                    "got {}, expected 1 to {MAX_CLIENTS} client hosts",
+                    self.clients
+                ),
+            ));
+        }
+        if self.access_rate.0 == 0 {
+            return Err(err(
+                "path.access_rate",
+                "got 0 bit/s, expected a positive rate",
+            ));
+        }
+        if self.l2_overhead > MAX_L2_OVERHEAD {
+            return Err(err(
+                "path.l2_overhead",
+                format!(
+                    "got {}, expected 0 to {MAX_L2_OVERHEAD} bytes (Ethernet: 38)",
+                    self.l2_overhead
+                ),
+            ));
         }
         Ok(())
     }
@@ -620,16 +933,41 @@ impl StackSpec {
                 format!("got {}, expected an MTU from 576 to 65535 bytes", self.mtu),
             ));
         }
-        if self.mss == 0 || self.mss + TCP_IP_HEADER > self.mtu {
-            return Err(err("stack.mss", format!("got {}, expected 1..={} (MTU {} less {} bytes of IP, TCP and timestamp headers)", self.mss, self.mtu.saturating_sub(TCP_IP_HEADER), self.mtu, TCP_IP_HEADER)));
+        let max_mss = self.mtu - TCP_IP_HEADER;
+        if !(TCP_MIN_SND_MSS..=max_mss).contains(&self.mss) {
+            return Err(err(
+                "stack.mss",
+                format!(
+                    "got {}, expected {TCP_MIN_SND_MSS}..={max_mss} (MTU {} less {TCP_IP_HEADER} \
+                     bytes of IP, TCP and timestamp headers)",
+                    self.mss, self.mtu
+                ),
+            ));
         }
-        if self.init_cwnd == 0 {
-            return Err(err("stack.init_cwnd", "got 0, expected at least 1 packet"));
+        let max_init_cwnd = MAX_WINDOW_BYTES / self.mss;
+        if self.init_cwnd == 0 || self.init_cwnd > max_init_cwnd {
+            return Err(err(
+                "stack.init_cwnd",
+                format!(
+                    "got {}, expected 1..={max_init_cwnd} packets (at most the largest TCP \
+                     window, 65535 << 14 bytes, in packets of the MSS)",
+                    self.init_cwnd
+                ),
+            ));
         }
         if self.min_tso_segs == 0 || self.min_tso_segs > 64 {
             return Err(err(
                 "stack.min_tso_segs",
                 format!("got {}, expected 1..64", self.min_tso_segs),
+            ));
+        }
+        if self.tso_rtt_log > MAX_TSO_RTT_LOG {
+            return Err(err(
+                "stack.tso_rtt_log",
+                format!(
+                    "got {}, expected 0 (off) to {MAX_TSO_RTT_LOG} (Linux: 9)",
+                    self.tso_rtt_log
+                ),
             ));
         }
         if self.rto_min.0 == 0 {
@@ -696,403 +1034,19 @@ impl StackSpec {
     }
 }
 
-/// A built path: for each client, the hops from it to the server (`up`) and back (`down`).
-struct Net {
-    up: Vec<Vec<Hop>>,
-    down: Vec<Vec<Hop>>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A host NIC: the host qdisc in front of a serialiser whose end is TX completion for TSQ.
-fn host_nic(
-    s: &Scenario,
-    name: String,
-    rate: u64,
-    delay: u64,
-    l2: u32,
-    stream: u64,
-) -> Result<Link, ScenarioError> {
-    let q = s
-        .stack
-        .host_qdisc
-        .build(0, s.stack.mtu, Rng::new(s.seed, stream))
-        .map_err(|m| err("stack.host_qdisc", m))?;
-    let mut nic = Link::new(name, rate, delay, l2, q);
-    nic.reports_tx_completion = true;
-    Ok(nic)
-}
-
-fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, ScenarioError> {
-    let mtu = s.stack.mtu;
-    let bdp = (w.rate.0 as u128 * w.rtt.0 as u128 / (8 * NSEC_PER_SEC as u128)) as u64;
-    let mut stream = 100u64;
-    let mut qdisc = |spec: &QdiscSpec, field: &str| {
-        stream += 1;
-        spec.build(bdp, mtu, Rng::new(s.seed, stream))
-            .map_err(|m| err(field, m))
-    };
-    let bottleneck_spec = match w.buffer {
-        Some(b) => w.qdisc.clone().with_limit(b),
-        None => w.qdisc.clone(),
-    };
-    let mut client_nic = Vec::new();
-    for c in 0..w.clients {
-        let extra = w.client_rtt.get(c as usize).map_or(0, |d| d.0);
-        let nic = host_nic(
-            s,
-            format!("client{c}-nic"),
-            w.access_rate.0,
-            extra,
-            w.l2_overhead,
-            300 + c as u64,
-        )?;
-        client_nic.push(world.add_link(nic));
-    }
-    let half = w.rtt.0 / 2;
-    let mut fwd = Link::new(
-        "bottleneck",
-        w.rate.0,
-        half,
-        w.l2_overhead,
-        qdisc(&bottleneck_spec, "path.qdisc")?,
-    );
-    fwd.set_loss(w.loss, Rng::new(s.seed, 200));
-    let bottleneck = world.add_link(fwd);
-    let mut rev = Link::new(
-        "bottleneck-rev",
-        w.rate.0,
-        w.rtt.0 - half,
-        w.l2_overhead,
-        qdisc(&bottleneck_spec, "path.qdisc")?,
-    );
-    rev.set_loss(w.loss, Rng::new(s.seed, 201));
-    let reverse = world.add_link(rev);
-    let server_nic = world.add_link(host_nic(
-        s,
-        "server-nic".into(),
-        w.access_rate.0,
-        0,
-        w.l2_overhead,
-        299,
-    )?);
-    world.watch(QueueRef::Link(bottleneck));
-    world.watch(QueueRef::Link(reverse));
-    for &l in client_nic.iter().chain([&server_nic]) {
-        world.watch(QueueRef::Link(l));
-    }
-    Ok(Net {
-        up: client_nic
-            .iter()
-            .map(|&c| vec![Hop::Link(c), Hop::Link(bottleneck)])
-            .collect(),
-        down: client_nic
-            .iter()
-            .map(|_| vec![Hop::Link(server_nic), Hop::Link(reverse)])
-            .collect(),
-    })
-}
-
-fn build_trace(s: &Scenario, t: &TracePathSpec, world: &mut World) -> Result<Net, ScenarioError> {
-    let mtu = s.stack.mtu;
-    let half = t.rtt.0 / 2;
-    let mut direction = |spec: &TraceLinkSpec,
-                         field: &str,
-                         name: &str,
-                         delay: u64,
-                         stream: u64|
-     -> Result<u32, ScenarioError> {
-        let opportunities = spec.opportunities().map_err(|m| err(field, m))?;
-        // BDP at the link's mean rate over its first 10 s (one trace period or more).
-        let mean_bytes_per_s = opportunities.capacity_bytes(0, 10 * NSEC_PER_SEC) / 10;
-        let bdp = (mean_bytes_per_s as u128 * t.rtt.0 as u128 / NSEC_PER_SEC as u128) as u64;
-        let mut spec = spec.clone();
-        spec.delay.0 += delay;
-        let link = spec
-            .build(
-                name,
-                opportunities,
-                bdp,
-                mtu,
-                Rng::new(s.seed, stream),
-                Rng::new(s.seed, stream + 1),
-            )
-            .map_err(|m| err(field, m))?;
-        let id = world.add_trace(link);
-        world.watch(QueueRef::Trace(id));
-        Ok(id)
-    };
-    let up = direction(&t.uplink, "path.uplink", "uplink", half, 400)?;
-    let down = direction(
-        &t.downlink,
-        "path.downlink",
-        "downlink",
-        t.rtt.0 - half,
-        402,
-    )?;
-    let mut client_nic = Vec::new();
-    for c in 0..t.clients {
-        let nic = host_nic(
-            s,
-            format!("client{c}-nic"),
-            t.access_rate.0,
-            0,
-            t.l2_overhead,
-            300 + c as u64,
-        )?;
-        client_nic.push(world.add_link(nic));
-    }
-    let server_nic = world.add_link(host_nic(
-        s,
-        "server-nic".into(),
-        t.access_rate.0,
-        0,
-        t.l2_overhead,
-        299,
-    )?);
-    for &l in client_nic.iter().chain([&server_nic]) {
-        world.watch(QueueRef::Link(l));
-    }
-    Ok(Net {
-        up: client_nic
-            .iter()
-            .map(|&c| vec![Hop::Link(c), Hop::Trace(up)])
-            .collect(),
-        down: client_nic
-            .iter()
-            .map(|_| vec![Hop::Link(server_nic), Hop::Trace(down)])
-            .collect(),
-    })
-}
-
-/// Build the world a scenario describes.
-pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
-    s.validate()?;
-    let mut world = World::new(s.step.0, s.warmup.0);
-    let net = match &s.path {
-        PathSpec::Wired(w) => build_wired(s, w, &mut world)?,
-        PathSpec::Trace(t) => build_trace(s, t, &mut world)?,
-    };
-    for (i, f) in s.flows.iter().enumerate() {
-        let id = i as u32;
-        let c = f.client as usize;
-        let (fwd, back) = match f.direction {
-            Direction::Up => (&net.up[c], &net.down[c]),
-            Direction::Down => (&net.down[c], &net.up[c]),
-        };
-        let data_route = world.add_route(fwd.iter().copied().chain([Hop::Receiver(id)]).collect());
-        let ack_route = world.add_route(back.iter().copied().chain([Hop::Sender(id)]).collect());
-        let cc = cc::build(&f.cc, &f.cc_params)
-            .map_err(|e| err(format!("flows[{i}].cc"), e.to_string()))?;
-        let cfg = s.stack.sender_config(&f.cc);
-        let ecn = if f.cc == "dctcp" {
-            EcnEcho::Dctcp
-        } else {
-            EcnEcho::Classic
-        };
-        let dscp = f.dscp.value();
-        let sender = TcpSender::new(
-            id,
-            data_route,
-            dscp,
-            cfg,
-            cc,
-            Rng::new(s.seed, 1000 + i as u64),
-            f.bytes.map(|b| b.0),
-        );
-        let mut receiver = TcpReceiver::new(id, ack_route, dscp, ecn);
-        receiver.delayed_ack_enabled = s.stack.delayed_ack;
-        let name = f.name.clone().unwrap_or_else(|| {
-            format!(
-                "{}-{}-{i}",
-                f.cc,
-                match f.direction {
-                    Direction::Up => "up",
-                    Direction::Down => "down",
-                }
-            )
-        });
-        let stop = f.stop.map_or(s.duration.0, |d| d.0.min(s.duration.0));
-        world.add_flow(name, sender, receiver, f.start.0, stop);
-    }
-    for (i, p) in s.pings.iter().enumerate() {
-        let c = p.client as usize;
-        let id = i as u32;
-        let out = world.add_route(
-            net.up[c]
-                .iter()
-                .copied()
-                .chain([Hop::PingEcho(id)])
-                .collect(),
-        );
-        let back = world.add_route(
-            net.down[c]
-                .iter()
-                .copied()
-                .chain([Hop::PingOrigin(id)])
-                .collect(),
-        );
-        let kind = match p.kind {
-            PingKindSpec::Icmp => PingKind::Icmp,
-            PingKindSpec::Udp => PingKind::Udp,
-        };
-        let name = p.name.clone().unwrap_or_else(|| {
-            format!(
-                "{}-ping-{i}",
-                match kind {
-                    PingKind::Icmp => "icmp",
-                    PingKind::Udp => "udp",
-                }
-            )
-        });
-        let stop = p.stop.map_or(s.duration.0, |d| d.0);
-        world.add_ping(
-            name,
-            kind,
-            p.dscp.value(),
-            out,
-            back,
-            p.interval.0,
-            p.start.0,
-            stop,
-        );
-    }
-    Ok(world)
-}
-
-/// Run a scenario to completion and summarise it.
-pub fn run(s: &Scenario) -> Result<RunResult, ScenarioError> {
-    let mut world = build(s)?;
-    let wall = std::time::Instant::now();
-    world.run(s.duration.0);
-    let wall_s = wall.elapsed().as_secs_f64();
-    Ok(summarise(s, &world, wall_s))
-}
-
-fn ms(ns: Option<f64>) -> Option<f64> {
-    ns.map(|v| v / 1e6)
-}
-
-fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
-    let horizon = s.duration.0;
-    let flows: Vec<FlowSummary> = world
-        .flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let from = f.start.max(s.warmup.0);
-            let span = f.stop.saturating_sub(from).max(1);
-            let delivered = f.delivered_in_window();
-            let st = &f.sender.stats;
-            let n = f.series.t.len().max(1) as f64;
-            FlowSummary {
-                id: i as u32,
-                name: f.name.clone(),
-                cc: f.sender.cc.name().to_string(),
-                start_s: secs(f.start),
-                stop_s: secs(f.stop),
-                goodput_bps: delivered as f64 * 8.0 / secs(span),
-                bytes_delivered: f.receiver.delivered_bytes,
-                segs_sent: st.segs_sent,
-                retrans: st.retrans,
-                retrans_rate: if st.segs_sent > 0 {
-                    st.retrans as f64 / st.segs_sent as f64
-                } else {
-                    0.0
-                },
-                drops: f.drops,
-                rto_count: st.rto_count,
-                recoveries: st.recoveries,
-                srtt_mean_ms: f.series.srtt_ms.iter().sum::<f64>() / n,
-                cwnd_mean: f.series.cwnd.iter().map(|&c| c as f64).sum::<f64>() / n,
-                tsq_throttled: st.tsq_throttled,
-                max_tsq_bytes: st.max_below_bytes,
-                tsq_exceptions: st.tsq_exceptions,
-                tsq_max_excess: st.tsq_max_excess,
-            }
-        })
-        .collect();
-    let pings = world
-        .pings
-        .iter()
-        .enumerate()
-        .map(|(i, p)| PingSummary {
-            id: i as u32,
-            name: p.name.clone(),
-            kind: match p.kind {
-                PingKind::Icmp => "icmp".into(),
-                PingKind::Udp => "udp".into(),
-            },
-            dscp: p.dscp,
-            sent: p.sent,
-            received: p.received,
-            rtt_p10_ms: ms(p.rtt.quantile(0.10)),
-            rtt_p50_ms: ms(p.rtt.quantile(0.50)),
-            rtt_p90_ms: ms(p.rtt.quantile(0.90)),
-            rtt_p99_ms: ms(p.rtt.quantile(0.99)),
-            rtt_mean_ms: ms(p.rtt.mean()),
-        })
-        .collect();
-    let queues = world
-        .watched
-        .iter()
-        .map(|(q, _)| world.queue_summary(*q, horizon))
-        .collect();
-    let goodputs: Vec<f64> = flows.iter().map(|f: &FlowSummary| f.goodput_bps).collect();
-    let events = world.events_processed();
-    let series = RunSeries {
-        flows: world
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| SeriesOf {
-                id: i as u32,
-                name: f.name.clone(),
-                series: f.series.clone(),
-            })
-            .collect(),
-        pings: world
-            .pings
-            .iter()
-            .enumerate()
-            .map(|(i, p)| SeriesOf {
-                id: i as u32,
-                name: p.name.clone(),
-                series: p.series.clone(),
-            })
-            .collect(),
-        queues: world
-            .watched
-            .iter()
-            .enumerate()
-            .map(|(i, (q, series))| SeriesOf {
-                id: i as u32,
-                name: world.queue_name(*q).to_string(),
-                series: series.clone(),
-            })
-            .collect(),
-    };
-    RunResult {
-        summary: RunSummary {
-            duration_s: secs(horizon),
-            warmup_s: secs(s.warmup.0),
-            seed: s.seed,
-            events,
-            wall_s,
-            speed: if wall_s > 0.0 {
-                secs(horizon) / wall_s
-            } else {
-                f64::INFINITY
-            },
-            events_per_s: if wall_s > 0.0 {
-                events as f64 / wall_s
-            } else {
-                f64::INFINITY
-            },
-            total_goodput_bps: goodputs.iter().sum(),
-            jain: jain_index(&goodputs),
-        },
-        flows,
-        pings,
-        queues,
-        series,
+    #[test]
+    fn the_dscp_table_lists_every_name_in_declaration_order() {
+        // `DscpName::entry` indexes the table by the variant's discriminant.
+        assert_eq!(DscpName::AF43 as usize + 1, DSCP_NAMES.len());
+        for (i, &(name, n, _)) in DSCP_NAMES.iter().enumerate() {
+            assert_eq!(n as usize, i, "{name}");
+            assert_eq!(n.name(), name);
+            assert_eq!(DscpName::parse(&name.to_lowercase()), Some(n));
+        }
+        assert_eq!(DscpName::parse("AF44"), None);
     }
 }

@@ -1,0 +1,433 @@
+//! Topologies: building a [`World`] from a validated [`Scenario`], running it, and
+//! summarising the result.
+//!
+//! Every path preset produces, for each client host, the hops from the client to the server
+//! (`up`) and back (`down`); flows and pings are routes over those hops, in the direction they
+//! run. Host NICs (the host qdisc in front of a serialiser whose end is TX completion for TSQ)
+//! are shared by all the traffic of their host.
+//!
+//! `wired` is a dumbbell: each client host's NIC (`access_rate`) feeds router R1; R1 -> R2 is
+//! the bottleneck (rate, half the base RTT, the bottleneck qdisc and buffer, optional random
+//! loss) and R2 -> R1 its reverse direction (same settings); the server's NIC feeds R2. The far
+//! side of each direction delivers straight to the receiving host: an ingress port faster than
+//! the bottleneck adds no queue, only a serialisation time below a microsecond at 10 Gbit/s, so
+//! it is not modelled. A client's extra RTT (`client_rtt`) is propagation delay on its NIC link,
+//! which every round trip it takes part in crosses once. `trace` replaces the bottleneck by two
+//! trace-driven links (Mahimahi mm-link) with mm-delay of half the base RTT each.
+
+use crate::cc;
+use crate::metrics::results::{
+    jain_index, FlowSummary, PingSummary, RunResult, RunSeries, RunSummary, SeriesOf,
+};
+use crate::net::link::Link;
+use crate::net::qdisc::QdiscSpec;
+use crate::net::trace::TraceLinkSpec;
+use crate::scenario::{
+    err, Direction, PathSpec, PingKindSpec, Scenario, ScenarioError, TracePathSpec, WiredSpec,
+};
+use crate::sim::Rng;
+use crate::tcp::receiver::{EcnEcho, TcpReceiver};
+use crate::tcp::sender::TcpSender;
+use crate::units::{secs, NSEC_PER_SEC};
+use crate::world::{Hop, PingKind, QueueRef, World};
+
+/// A built path: for each client, the hops from it to the server (`up`) and back (`down`).
+struct Net {
+    up: Vec<Vec<Hop>>,
+    down: Vec<Vec<Hop>>,
+}
+
+/// A host NIC: the host qdisc in front of a serialiser whose end is TX completion for TSQ.
+fn host_nic(
+    s: &Scenario,
+    name: String,
+    rate: u64,
+    delay: u64,
+    l2: u32,
+    stream: u64,
+) -> Result<Link, ScenarioError> {
+    let q = s
+        .stack
+        .host_qdisc
+        .build(0, s.stack.mtu, Rng::new(s.seed, stream))
+        .map_err(|m| err("stack.host_qdisc", m))?;
+    let mut nic = Link::new(name, rate, delay, l2, q);
+    nic.reports_tx_completion = true;
+    Ok(nic)
+}
+
+fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, ScenarioError> {
+    let mtu = s.stack.mtu;
+    let bdp = w.bdp_bytes();
+    let mut stream = 100u64;
+    let mut qdisc = |spec: &QdiscSpec, field: &str| {
+        stream += 1;
+        spec.build(bdp, mtu, Rng::new(s.seed, stream))
+            .map_err(|m| err(field, m))
+    };
+    let bottleneck_spec = match w.buffer {
+        Some(b) => w.qdisc.clone().with_limit(b),
+        None => w.qdisc.clone(),
+    };
+    let mut client_nic = Vec::new();
+    for c in 0..w.clients {
+        let extra = w.client_rtt.get(c as usize).map_or(0, |d| d.0);
+        let nic = host_nic(
+            s,
+            format!("client{c}-nic"),
+            w.access_rate.0,
+            extra,
+            w.l2_overhead,
+            300 + c as u64,
+        )?;
+        client_nic.push(world.add_link(nic));
+    }
+    let half = w.rtt.0 / 2;
+    let mut fwd = Link::new(
+        "bottleneck",
+        w.rate.0,
+        half,
+        w.l2_overhead,
+        qdisc(&bottleneck_spec, "path.qdisc")?,
+    );
+    fwd.set_loss(w.loss, Rng::new(s.seed, 200));
+    let bottleneck = world.add_link(fwd);
+    let mut rev = Link::new(
+        "bottleneck-rev",
+        w.rate.0,
+        w.rtt.0 - half,
+        w.l2_overhead,
+        qdisc(&bottleneck_spec, "path.qdisc")?,
+    );
+    rev.set_loss(w.loss, Rng::new(s.seed, 201));
+    let reverse = world.add_link(rev);
+    let server_nic = world.add_link(host_nic(
+        s,
+        "server-nic".into(),
+        w.access_rate.0,
+        0,
+        w.l2_overhead,
+        299,
+    )?);
+    world.watch(QueueRef::Link(bottleneck));
+    world.watch(QueueRef::Link(reverse));
+    for &l in client_nic.iter().chain([&server_nic]) {
+        world.watch(QueueRef::Link(l));
+    }
+    Ok(Net {
+        up: client_nic
+            .iter()
+            .map(|&c| vec![Hop::Link(c), Hop::Link(bottleneck)])
+            .collect(),
+        down: client_nic
+            .iter()
+            .map(|_| vec![Hop::Link(server_nic), Hop::Link(reverse)])
+            .collect(),
+    })
+}
+
+fn build_trace(s: &Scenario, t: &TracePathSpec, world: &mut World) -> Result<Net, ScenarioError> {
+    let mtu = s.stack.mtu;
+    let half = t.rtt.0 / 2;
+    let mut direction = |spec: &TraceLinkSpec,
+                         field: &str,
+                         name: &str,
+                         delay: u64,
+                         stream: u64|
+     -> Result<u32, ScenarioError> {
+        let opportunities = spec.opportunities().map_err(|m| err(field, m))?;
+        // BDP at the link's mean rate over its first 10 s (one trace period or more).
+        let mean_bytes_per_s = opportunities.capacity_bytes(0, 10 * NSEC_PER_SEC) / 10;
+        let bdp = (mean_bytes_per_s as u128 * t.rtt.0 as u128 / NSEC_PER_SEC as u128) as u64;
+        let mut spec = spec.clone();
+        spec.delay.0 += delay;
+        let link = spec
+            .build(
+                name,
+                opportunities,
+                bdp,
+                mtu,
+                Rng::new(s.seed, stream),
+                Rng::new(s.seed, stream + 1),
+            )
+            .map_err(|m| err(field, m))?;
+        let id = world.add_trace(link);
+        world.watch(QueueRef::Trace(id));
+        Ok(id)
+    };
+    let up = direction(&t.uplink, "path.uplink", "uplink", half, 400)?;
+    let down = direction(
+        &t.downlink,
+        "path.downlink",
+        "downlink",
+        t.rtt.0 - half,
+        402,
+    )?;
+    let mut client_nic = Vec::new();
+    for c in 0..t.clients {
+        let nic = host_nic(
+            s,
+            format!("client{c}-nic"),
+            t.access_rate.0,
+            0,
+            t.l2_overhead,
+            300 + c as u64,
+        )?;
+        client_nic.push(world.add_link(nic));
+    }
+    let server_nic = world.add_link(host_nic(
+        s,
+        "server-nic".into(),
+        t.access_rate.0,
+        0,
+        t.l2_overhead,
+        299,
+    )?);
+    for &l in client_nic.iter().chain([&server_nic]) {
+        world.watch(QueueRef::Link(l));
+    }
+    Ok(Net {
+        up: client_nic
+            .iter()
+            .map(|&c| vec![Hop::Link(c), Hop::Trace(up)])
+            .collect(),
+        down: client_nic
+            .iter()
+            .map(|_| vec![Hop::Link(server_nic), Hop::Trace(down)])
+            .collect(),
+    })
+}
+
+/// Build the world a scenario describes.
+pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
+    s.validate()?;
+    let mut world = World::new(s.step.0, s.warmup.0);
+    let net = match &s.path {
+        PathSpec::Wired(w) => build_wired(s, w, &mut world)?,
+        PathSpec::Trace(t) => build_trace(s, t, &mut world)?,
+    };
+    for (i, f) in s.flows.iter().enumerate() {
+        let id = i as u32;
+        let c = f.client as usize;
+        let (fwd, back) = match f.direction {
+            Direction::Up => (&net.up[c], &net.down[c]),
+            Direction::Down => (&net.down[c], &net.up[c]),
+        };
+        let data_route = world.add_route(fwd.iter().copied().chain([Hop::Receiver(id)]).collect());
+        let ack_route = world.add_route(back.iter().copied().chain([Hop::Sender(id)]).collect());
+        let cc = cc::build(&f.cc, &f.cc_params)
+            .map_err(|e| err(format!("flows[{i}].cc"), e.to_string()))?;
+        let cfg = s.stack.sender_config(&f.cc);
+        let ecn = if f.cc == "dctcp" {
+            EcnEcho::Dctcp
+        } else {
+            EcnEcho::Classic
+        };
+        let dscp = f.dscp.value();
+        let sender = TcpSender::new(
+            id,
+            data_route,
+            dscp,
+            cfg,
+            cc,
+            Rng::new(s.seed, 1000 + i as u64),
+            f.bytes.map(|b| b.0),
+        );
+        let mut receiver = TcpReceiver::new(id, ack_route, dscp, ecn);
+        receiver.delayed_ack_enabled = s.stack.delayed_ack;
+        let name = f.name.clone().unwrap_or_else(|| {
+            format!(
+                "{}-{}-{i}",
+                f.cc,
+                match f.direction {
+                    Direction::Up => "up",
+                    Direction::Down => "down",
+                }
+            )
+        });
+        let stop = f.stop.map_or(s.duration.0, |d| d.0.min(s.duration.0));
+        world.add_flow(name, sender, receiver, f.start.0, stop);
+    }
+    for (i, p) in s.pings.iter().enumerate() {
+        let c = p.client as usize;
+        let id = i as u32;
+        let out = world.add_route(
+            net.up[c]
+                .iter()
+                .copied()
+                .chain([Hop::PingEcho(id)])
+                .collect(),
+        );
+        let back = world.add_route(
+            net.down[c]
+                .iter()
+                .copied()
+                .chain([Hop::PingOrigin(id)])
+                .collect(),
+        );
+        let kind = match p.kind {
+            PingKindSpec::Icmp => PingKind::Icmp,
+            PingKindSpec::Udp => PingKind::Udp,
+        };
+        let name = p.name.clone().unwrap_or_else(|| {
+            format!(
+                "{}-ping-{i}",
+                match kind {
+                    PingKind::Icmp => "icmp",
+                    PingKind::Udp => "udp",
+                }
+            )
+        });
+        let stop = p.stop.map_or(s.duration.0, |d| d.0);
+        world.add_ping(
+            name,
+            kind,
+            p.dscp.value(),
+            out,
+            back,
+            p.interval.0,
+            p.start.0,
+            stop,
+        );
+    }
+    Ok(world)
+}
+
+/// Run a scenario to completion and summarise it.
+pub fn run(s: &Scenario) -> Result<RunResult, ScenarioError> {
+    let mut world = build(s)?;
+    let wall = std::time::Instant::now();
+    world.run(s.duration.0);
+    let wall_s = wall.elapsed().as_secs_f64();
+    Ok(summarise(s, &world, wall_s))
+}
+
+fn ms(ns: Option<f64>) -> Option<f64> {
+    ns.map(|v| v / 1e6)
+}
+
+fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
+    let horizon = s.duration.0;
+    let flows: Vec<FlowSummary> = world
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let from = f.start.max(s.warmup.0);
+            let span = f.stop.saturating_sub(from).max(1);
+            let delivered = f.delivered_in_window();
+            let st = &f.sender.stats;
+            let n = f.series.t.len().max(1) as f64;
+            FlowSummary {
+                id: i as u32,
+                name: f.name.clone(),
+                cc: f.sender.cc.name().to_string(),
+                start_s: secs(f.start),
+                stop_s: secs(f.stop),
+                goodput_bps: delivered as f64 * 8.0 / secs(span),
+                bytes_delivered: f.receiver.delivered_bytes,
+                segs_sent: st.segs_sent,
+                retrans: st.retrans,
+                retrans_rate: if st.segs_sent > 0 {
+                    st.retrans as f64 / st.segs_sent as f64
+                } else {
+                    0.0
+                },
+                drops: f.drops,
+                rto_count: st.rto_count,
+                recoveries: st.recoveries,
+                srtt_mean_ms: f.series.srtt_ms.iter().sum::<f64>() / n,
+                cwnd_mean: f.series.cwnd.iter().map(|&c| c as f64).sum::<f64>() / n,
+                tsq_throttled: st.tsq_throttled,
+                max_tsq_bytes: st.max_below_bytes,
+                tsq_exceptions: st.tsq_exceptions,
+                tsq_max_excess: st.tsq_max_excess,
+            }
+        })
+        .collect();
+    let pings = world
+        .pings
+        .iter()
+        .enumerate()
+        .map(|(i, p)| PingSummary {
+            id: i as u32,
+            name: p.name.clone(),
+            kind: match p.kind {
+                PingKind::Icmp => "icmp".into(),
+                PingKind::Udp => "udp".into(),
+            },
+            dscp: p.dscp,
+            sent: p.sent,
+            received: p.received,
+            rtt_p10_ms: ms(p.rtt.quantile(0.10)),
+            rtt_p50_ms: ms(p.rtt.quantile(0.50)),
+            rtt_p90_ms: ms(p.rtt.quantile(0.90)),
+            rtt_p99_ms: ms(p.rtt.quantile(0.99)),
+            rtt_mean_ms: ms(p.rtt.mean()),
+        })
+        .collect();
+    let queues = world
+        .watched
+        .iter()
+        .map(|(q, _)| world.queue_summary(*q, horizon))
+        .collect();
+    let goodputs: Vec<f64> = flows.iter().map(|f: &FlowSummary| f.goodput_bps).collect();
+    let events = world.events_processed();
+    let series = RunSeries {
+        flows: world
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| SeriesOf {
+                id: i as u32,
+                name: f.name.clone(),
+                series: f.series.clone(),
+            })
+            .collect(),
+        pings: world
+            .pings
+            .iter()
+            .enumerate()
+            .map(|(i, p)| SeriesOf {
+                id: i as u32,
+                name: p.name.clone(),
+                series: p.series.clone(),
+            })
+            .collect(),
+        queues: world
+            .watched
+            .iter()
+            .enumerate()
+            .map(|(i, (q, series))| SeriesOf {
+                id: i as u32,
+                name: world.queue_name(*q).to_string(),
+                series: series.clone(),
+            })
+            .collect(),
+    };
+    RunResult {
+        summary: RunSummary {
+            duration_s: secs(horizon),
+            warmup_s: secs(s.warmup.0),
+            seed: s.seed,
+            events,
+            wall_s,
+            speed: if wall_s > 0.0 {
+                secs(horizon) / wall_s
+            } else {
+                f64::INFINITY
+            },
+            events_per_s: if wall_s > 0.0 {
+                events as f64 / wall_s
+            } else {
+                f64::INFINITY
+            },
+            total_goodput_bps: goodputs.iter().sum(),
+            jain: jain_index(&goodputs),
+        },
+        flows,
+        pings,
+        queues,
+        series,
+    }
+}
