@@ -258,6 +258,16 @@ pub enum Direction {
     Down,
 }
 
+impl Direction {
+    /// The scenario's spelling: "up" or "down".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Up => "up",
+            Direction::Down => "down",
+        }
+    }
+}
+
 /// A DSCP value given as a number (0..63) or a name (BE, EF, CS0..CS7, AF11..AF43).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(untagged)]
@@ -900,16 +910,10 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
         );
         let mut receiver = TcpReceiver::new(id, ack_route, dscp, ecn);
         receiver.delayed_ack_enabled = s.stack.delayed_ack;
-        let name = f.name.clone().unwrap_or_else(|| {
-            format!(
-                "{}-{}-{i}",
-                f.cc,
-                match f.direction {
-                    Direction::Up => "up",
-                    Direction::Down => "down",
-                }
-            )
-        });
+        let name = f
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}-{i}", f.cc, f.direction.as_str()));
         let stop = f.stop.map_or(s.duration.0, |d| d.0.min(s.duration.0));
         world.add_flow(name, sender, receiver, f.start.0, stop);
     }
@@ -987,6 +991,8 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
                 id: i as u32,
                 name: f.name.clone(),
                 cc: f.sender.cc.name().to_string(),
+                direction: s.flows[i].direction.as_str(),
+                dscp: f.sender.dscp,
                 start_s: secs(f.start),
                 stop_s: secs(f.stop),
                 goodput_bps: delivered as f64 * 8.0 / secs(span),
