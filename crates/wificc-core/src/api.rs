@@ -54,4 +54,28 @@ mod tests {
         let again = validate(&normalised.to_string(), Format::Json).unwrap();
         assert_eq!(again, normalised);
     }
+
+    #[test]
+    fn flow_summaries_carry_direction_and_dscp() {
+        // RRUL marks flows by name (CS5 = 40, EF = 46) and by number; unmarked is 0.
+        let text = r#"{"duration": "0.2s", "path": {"kind": "wired", "rate": "10mbit", "rtt": "10ms"},
+                       "flows": [{"dscp": "CS5"}, {"direction": "down", "dscp": "EF"},
+                                 {"direction": "down", "dscp": 8}, {}]}"#;
+        let v = run_text(text, Format::Json).unwrap();
+        let got: Vec<(Value, Value)> = v["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["direction"].clone(), f["dscp"].clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (json!("up"), json!(40)),
+                (json!("down"), json!(46)),
+                (json!("down"), json!(8)),
+                (json!("up"), json!(0)),
+            ]
+        );
+    }
 }

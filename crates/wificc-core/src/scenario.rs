@@ -256,6 +256,16 @@ pub enum Direction {
     Down,
 }
 
+impl Direction {
+    /// The scenario's spelling: "up" or "down".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Up => "up",
+            Direction::Down => "down",
+        }
+    }
+}
+
 /// A DSCP value given as a number (0..63) or a name (BE, EF, CS0..CS7, AF11..AF43, in any case).
 /// Serialised as the name when given by name, else as the number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

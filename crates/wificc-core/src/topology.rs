@@ -235,16 +235,7 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
         );
         let mut receiver = TcpReceiver::new(id, ack_route, dscp, ecn);
         receiver.delayed_ack_enabled = s.stack.delayed_ack;
-        let name = f.name.clone().unwrap_or_else(|| {
-            format!(
-                "{}-{}-{i}",
-                f.cc,
-                match f.direction {
-                    Direction::Up => "up",
-                    Direction::Down => "down",
-                }
-            )
-        });
+        let name = f.name.clone().unwrap_or_else(|| format!("{}-{}-{i}", f.cc, f.direction.as_str()));
         let stop = f.stop.map_or(s.duration.0, |d| d.0.min(s.duration.0));
         world.add_flow(name, sender, receiver, f.start.0, stop);
     }
@@ -322,6 +313,8 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
                 id: i as u32,
                 name: f.name.clone(),
                 cc: f.sender.cc.name().to_string(),
+                direction: s.flows[i].direction.as_str(),
+                dscp: f.sender.dscp,
                 start_s: secs(f.start),
                 stop_s: secs(f.stop),
                 goodput_bps: delivered as f64 * 8.0 / secs(span),

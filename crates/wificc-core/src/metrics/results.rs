@@ -93,6 +93,10 @@ pub struct FlowSummary {
     pub id: u32,
     pub name: String,
     pub cc: String,
+    /// "up" (client to server) or "down".
+    pub direction: &'static str,
+    /// DiffServ codepoint of the flow's packets (0..63), as its ping's `dscp`.
+    pub dscp: u8,
     pub start_s: f64,
     pub stop_s: f64,
     /// Application goodput over [start + warmup, stop] (payload bytes delivered in order).
