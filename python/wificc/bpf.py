@@ -16,7 +16,8 @@ come from the object itself (its BTF and read-only data), so this module repeats
 Debian's bpftool (7.1) cannot pin struct_ops links, so the struct_ops map itself is pinned and
 unregistered by id; a registration left without pins (an interrupted load) is found by name.
 
-A load that fails part-way unloads everything it had loaded, interruption included.
+A load that fails part-way or is interrupted (Ctrl-C, SIGTERM, SIGHUP) unloads everything it had
+loaded; what a SIGKILL leaves behind, `unload` removes.
 
 Kernel requirements are in `bpf/README.md`: BTF (`CONFIG_DEBUG_INFO_BTF`), BPF struct_ops for
 `tcp_congestion_ops` with a 4-argument `cong_control` (Linux 6.10 or later), root.
@@ -28,7 +29,9 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -103,7 +106,7 @@ def checked_names(names: Iterable[str]) -> list[str]:
 def unavailable_reason() -> str | None:
     """Why BPF congestion controls cannot be loaded here, or None if they can."""
     if os.geteuid() != 0:
-        return "loading BPF congestion controls needs root (CAP_BPF and CAP_NET_ADMIN)"
+        return "managing BPF congestion controls needs root (CAP_BPF and CAP_NET_ADMIN): run as root"
     if not BTF_VMLINUX.is_file():
         return f"{BTF_VMLINUX} is missing: the kernel needs CONFIG_DEBUG_INFO_BTF=y"
     release = os.uname().release
@@ -329,36 +332,69 @@ def _register(name: str) -> int:
     return ops_id
 
 
+@contextmanager
+def _interruptible() -> Iterator[Callable[[], None]]:
+    """While loading, turn SIGTERM and SIGHUP (and SIGINT, unless it is ignored) into exceptions
+    so that the clean-up runs. Yields `hold`, which ignores them for the rest of the block so
+    that nothing interrupts the clean-up; the first signal also does that."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+    stops = [signal.SIGTERM, signal.SIGHUP]
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        stops.append(signal.SIGINT)
+
+    def hold() -> None:
+        for s in stops:
+            signal.signal(s, signal.SIG_IGN)
+
+    def stop(signum: int, _frame: object) -> None:
+        hold()
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    previous = {s: signal.signal(s, stop) for s in stops}
+    try:
+        yield hold
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def load(names: Iterable[str] = ()) -> list[str]:
-    """Build if needed, then register each algorithm. On any failure (or interruption) every
-    algorithm this call registered is unloaded again before the error propagates."""
+    """Build if needed, then register each algorithm. On any failure or interruption (Ctrl-C,
+    SIGTERM, SIGHUP) every algorithm this call registered is unloaded again before the error
+    propagates."""
     chosen = checked_names(names)
     require_kernel()
     build()
     ensure_bpffs()
     loaded: list[str] = []
     current = None
-    try:
-        for name in chosen:
-            ops_id = registered(name)
-            if ops_id is not None:
-                if _pinned_id(pin_dir(name) / "ops") == ops_id:
-                    continue
-                raise BpfError(
-                    f"a congestion control named {name} is registered but not pinned by wificc: "
-                    f"run `wificc bpf unload {name}` first"
-                )
-            current = name
-            _register(name)
-            loaded.append(name)
-            current = None
-    except BaseException:
-        for name in [*loaded, *([current] if current else [])]:
-            try:
-                _unload_one(name)
-            except BpfError:
-                pass
-        raise
+    with _interruptible() as hold:
+        try:
+            for name in chosen:
+                ops_id = registered(name)
+                if ops_id is not None:
+                    if _pinned_id(pin_dir(name) / "ops") == ops_id:
+                        continue
+                    raise BpfError(
+                        f"a congestion control named {name} is registered but not pinned by wificc: "
+                        f"run `wificc bpf unload {name}` first"
+                    )
+                current = name
+                _register(name)
+                loaded.append(name)
+                current = None
+        except BaseException:
+            hold()
+            for name in [*loaded, *([current] if current else [])]:
+                try:
+                    _unload_one(name)
+                except BpfError:
+                    pass
+            raise
     return loaded
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -333,6 +334,24 @@ def test_a_failed_load_unloads_what_it_loaded(built):
     # unload finds the unpinned registration by name.
     assert bpf.unload(["wbbrp"]) == ["wbbrp"]
     assert "wbbrp" not in bpf.available() and gone("wbbrp")
+
+
+def test_an_interrupted_load_leaves_nothing(built):
+    # SIGTERM (what `kill` sends) arrives once the first of the five is registered: the load
+    # unregisters what it had registered, removes the pins, and exits with 128 + SIGTERM.
+    loader = subprocess.Popen([sys.executable, "-c", "from wificc import bpf; bpf.load()"])
+    try:
+        deadline = time.monotonic() + 60
+        while not set(bpf.variants()) & set(bpf.available()):
+            assert loader.poll() is None and time.monotonic() < deadline, "no variant got registered"
+            time.sleep(0.005)
+        loader.send_signal(signal.SIGTERM)
+        assert loader.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        loader.kill()
+    assert not set(bpf.variants()) & set(bpf.available())
+    assert not bpf.PIN_ROOT.exists() or not any(bpf.PIN_ROOT.iterdir())
+    assert all(gone(name) for name in bpf.variants())
 
 
 def test_command_line(built):
