@@ -24,7 +24,8 @@
  * |      +----+      |
  * +---- PROBE_RTT <--+
  *
- * Everything Linux BBRv1 does is here, with the kernel's arithmetic: the first pacing rate
+ * Everything Linux BBRv1 does is here, with the kernel's arithmetic (except that a value too
+ * large for its field saturates where the kernel would truncate it): the first pacing rate
  * from the handshake RTT; pacing that only rises before the pipe is full, 1% below gain x bw;
  * the TSO quantum and the cwnd budget of three quanta (+2 segments in the probing phase); the
  * in-network estimate at the next departure time; restart after idle; packet conservation in
