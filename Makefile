@@ -6,7 +6,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 OUT    ?= results/demo
 
-.PHONY: all setup build demo test test-rust test-python lint bench clean
+.PHONY: all setup build bpf demo test test-rust test-python lint bench clean
 
 all: build
 
@@ -26,6 +26,10 @@ setup: $(STAMP)
 # Build the Rust extension in release mode and install the package in the venv (editable).
 build: $(STAMP)
 	$(VENV)/bin/maturin develop --release -q
+
+# The BBR variants as BPF congestion controls for the running kernel (bpf/README.md).
+bpf:
+	$(MAKE) -C bpf
 
 demo: build
 	$(VENV)/bin/wificc demo --out $(OUT)
@@ -48,4 +52,4 @@ bench: build
 	$(VENV)/bin/wificc bench
 
 clean:
-	rm -rf $(VENV) target results
+	rm -rf $(VENV) target results bpf/build
