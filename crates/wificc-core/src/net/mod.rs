@@ -3,3 +3,4 @@
 pub mod link;
 pub mod packet;
 pub mod qdisc;
+pub mod wifi;
