@@ -42,6 +42,7 @@
 //!
 //! [`Timer`]: crate::sim::Timer
 
+mod bss;
 pub mod edca;
 pub mod phy;
 pub mod txq;
@@ -53,6 +54,7 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+pub use bss::Bss;
 pub use edca::Ac;
 pub use phy::{ChipsetSpec, Phy, PhySpec, Preset, Standard, PRESETS};
 pub use txq::TxqSpec;
