@@ -19,7 +19,7 @@ use super::txq::{Mpdu, Session, TxqSpec};
 use super::{MacMode, NodeStats, WifiOut, WifiSpec, WifiStats};
 use crate::net::packet::{Kind, Packet};
 use crate::sim::{stream_seed, Rng, Timer};
-use crate::units::{tx_time, BitsPerSec, Bytes, Nanos};
+use crate::units::{bytes_in, tx_time, BitsPerSec, Bytes, Nanos};
 
 /// One A-MPDU in a hardware queue.
 #[derive(Debug, Default)]
@@ -78,8 +78,11 @@ impl Aggregate {
 struct Framing {
     phy: Phy,
     mode: Mode,
-    max_len: Bytes,
-    airtime_cap: Nanos,
+    /// Largest PSDU: the A-MPDU length limit, and for EDCA the longest PSDU whose PPDU fits
+    /// the airtime cap.
+    max_psdu: Bytes,
+    /// Analytic MAC: most IP bytes whose (k l + l_oh) 8 / r fits the airtime cap.
+    max_ip: Bytes,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,32 +95,58 @@ enum Mode {
     },
 }
 
+/// The largest x in [0, hi] with `ok(x)`, for `ok` true up to some point and false after it;
+/// 0 if `ok(0)` is false.
+fn largest(hi: Bytes, ok: impl Fn(Bytes) -> bool) -> Bytes {
+    let (mut lo, mut hi) = (0, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
 impl Framing {
-    /// The part of a PPDU's duration the airtime cap applies to: the whole PPDU (EDCA), or
-    /// (k l + l_oh) 8 / r (analytic).
-    fn capped_time(&self, psdu: Bytes, ip_bytes: Bytes) -> Nanos {
-        match self.mode {
-            Mode::Edca => self.phy.ppdu_time(psdu),
-            Mode::Analytic { l_oh, rate, .. } => tx_time(ip_bytes + l_oh, rate),
+    /// Resolve the limits once: both PPDU durations grow with the bytes they carry, so the
+    /// airtime cap is a byte limit.
+    fn new(phy: Phy, mode: Mode, max_len: Bytes, airtime_cap: Nanos) -> Self {
+        let (max_psdu, max_ip) = match mode {
+            Mode::Edca => (
+                largest(max_len, |psdu| phy.ppdu_time(psdu) <= airtime_cap),
+                Bytes::MAX,
+            ),
+            Mode::Analytic { l_oh, rate, .. } => (
+                max_len,
+                largest(bytes_in(rate, airtime_cap), |ip| {
+                    tx_time(ip + l_oh, rate) <= airtime_cap
+                }),
+            ),
+        };
+        Framing {
+            phy,
+            mode,
+            max_psdu,
+            max_ip,
         }
     }
 
+    /// PPDU duration: preamble and symbols (EDCA), or TxTw = (k l + l_oh) 8 / r + t_oh.
     fn airtime(&self, psdu: Bytes, ip_bytes: Bytes) -> Nanos {
         match self.mode {
             Mode::Edca => self.phy.ppdu_time(psdu),
-            Mode::Analytic { t_oh, .. } => self.capped_time(psdu, ip_bytes) + t_oh,
+            Mode::Analytic { t_oh, l_oh, rate } => tx_time(ip_bytes + l_oh, rate) + t_oh,
         }
     }
 
     /// A datagram of `size` bytes fits in `agg` (an empty aggregate takes anything).
     fn fits(&self, agg: &Aggregate, size: u32) -> bool {
-        if agg.mpdus.is_empty() {
-            return true;
-        }
-        let sub = subframe_bytes(size);
-        let psdu = agg.padded + sub;
-        psdu <= self.max_len
-            && self.capped_time(psdu, agg.ip_bytes + size as Bytes) <= self.airtime_cap
+        agg.mpdus.is_empty()
+            || (agg.padded + subframe_bytes(size) <= self.max_psdu
+                && agg.ip_bytes + size as Bytes <= self.max_ip)
     }
 }
 
@@ -229,14 +258,13 @@ impl Bss {
             .collect();
         let txq_seed = ((rng.next_u32() as u64) << 32) | rng.next_u32() as u64;
         Ok(Bss {
-            framing: Framing {
+            framing: Framing::new(
                 phy,
                 mode,
-                max_len: spec
-                    .max_ampdu_len
+                spec.max_ampdu_len
                     .map_or(phy.standard.max_ampdu_len(), |s| s.0),
-                airtime_cap: spec.airtime_cap.0,
-            },
+                spec.airtime_cap.0,
+            ),
             txq_spec: spec.txq.clone(),
             depth,
             window,
@@ -300,12 +328,13 @@ impl Bss {
         };
         let ei = from as usize * ACS + ac as usize;
         let (to, nodes) = (to as usize, self.nodes);
-        let standard = self.framing.phy.standard;
-        let seed = stream_seed(self.txq_seed, (ei * nodes + to) as u64);
+        let (standard, txq_seed) = (self.framing.phy.standard, self.txq_seed);
         let e = &mut self.edcafs[ei];
         let spec = &self.txq_spec;
-        let session = e.sessions[to]
-            .get_or_insert_with(|| Box::new(Session::new(spec.build(standard, seed))));
+        let session = e.sessions[to].get_or_insert_with(|| {
+            let seed = stream_seed(txq_seed, (ei * nodes + to) as u64);
+            Box::new(Session::new(spec.build(standard, seed)))
+        });
         pkt.enqueued = now;
         let before = out.dropped.len();
         session.txq.enqueue(pkt, now, out.dropped);

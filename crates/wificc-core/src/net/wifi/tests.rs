@@ -782,12 +782,12 @@ fn saturated_goodput_per_preset_matches_an_airtime_budget() {
         assert!(s.sizes().iter().all(|&n| n == k), "{name}");
         let got = goodput(&s, 0, 400);
         let want = k as f64 * 12000.0 / (access_us + ppdu_us + 16.0 + ba_us) * 1e6;
-        assert!((got / want - 1.0).abs() < 0.05, "{name}: {got} vs {want}");
+        assert!((got / want - 1.0).abs() < 0.01, "{name}: {got} vs {want}");
         let s = run(Some(1), 4, 400);
         let single = goodput(&s, 0, 400);
         let want1 = 12000.0 / (access_us + single_us + 16.0 + 32.0) * 1e6;
         assert!(
-            (single / want1 - 1.0).abs() < 0.05,
+            (single / want1 - 1.0).abs() < 0.01,
             "{name} k=1: {single} vs {want1}"
         );
         assert!(single < 0.4 * got, "{name}: {single} vs {got}");
