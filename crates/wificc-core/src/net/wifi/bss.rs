@@ -642,13 +642,7 @@ impl Bss {
                     stats.bytes_acked += m.pkt.size as Bytes;
                     continue;
                 }
-                m.retries += 1;
-                stats.mpdu_retries += 1;
-                if m.retries > limit {
-                    s.settle(m.seq);
-                    stats.retry_drops += 1;
-                    complete(out.completed, &m.pkt);
-                    out.dropped.push(m.pkt);
+                if count_failure(&mut m, limit, s, stats, out) {
                     discarded = true;
                 } else {
                     s.requeue(m);
@@ -681,15 +675,8 @@ impl Bss {
         let mut discarded = false;
         let mut i = 0;
         while i < agg.mpdus.len() {
-            let m = &mut agg.mpdus[i];
-            m.retries += 1;
-            stats.mpdu_retries += 1;
-            if m.retries > limit {
-                let m = agg.mpdus.remove(i);
-                s.settle(m.seq);
-                stats.retry_drops += 1;
-                complete(out.completed, &m.pkt);
-                out.dropped.push(m.pkt);
+            if count_failure(&mut agg.mpdus[i], limit, s, stats, out) {
+                agg.mpdus.remove(i);
                 discarded = true;
             } else {
                 i += 1;
@@ -711,6 +698,27 @@ impl Bss {
         }
         self.draw_backoff(ei);
     }
+}
+
+/// MPDU `m` failed once more: count it, and past the retry limit drop it (settling its
+/// sequence number and reporting its completion). True if it was dropped.
+fn count_failure(
+    m: &mut Mpdu,
+    limit: u32,
+    s: &mut Session,
+    stats: &mut NodeStats,
+    out: &mut WifiOut,
+) -> bool {
+    m.retries += 1;
+    stats.mpdu_retries += 1;
+    if m.retries <= limit {
+        return false;
+    }
+    s.settle(m.seq);
+    stats.retry_drops += 1;
+    complete(out.completed, &m.pkt);
+    out.dropped.push(m.pkt);
+    true
 }
 
 /// Account the packets a TXQ dropped into `out.dropped[before..]`.

@@ -161,6 +161,14 @@ impl Sim {
         });
     }
 
+    /// (start, node, access category) of the first transmitter of each exchange.
+    fn starts(&self) -> Vec<(Nanos, usize, Ac)> {
+        self.log
+            .iter()
+            .map(|t| (t.start, t.who[0].0, t.who[0].1))
+            .collect()
+    }
+
     fn sizes(&self) -> Vec<usize> {
         self.log.iter().map(|t| t.who[0].2).collect()
     }
@@ -386,8 +394,10 @@ fn backoff_freezes_while_another_node_transmits_and_resumes_after_aifs() {
     let t1 = (218 + 9 * b1) * US;
     let e2 = t1 + 132 * US;
     let t2 = e2 + (43 + 9 * (b2 - b1)) * US;
-    let starts: Vec<(Nanos, usize)> = s.log.iter().map(|t| (t.start, t.who[0].0)).collect();
-    assert_eq!(starts, vec![(43 * US, 1), (t1, 1), (t2, 2)]);
+    assert_eq!(
+        s.starts(),
+        vec![(43 * US, 1, Ac::Be), (t1, 1, Ac::Be), (t2, 2, Ac::Be)]
+    );
     assert_eq!(s.bss.stats().nodes[2].collisions, 0);
 }
 
@@ -427,8 +437,10 @@ fn backoffs_ending_in_the_same_slot_collide_double_the_window_and_reset_on_succe
     s.run_until(10 * NSEC_PER_MSEC);
     let t1 = (218 + 9 * c1) * US;
     let t2 = t1 + (132 + 43 + 9 * (c2 - c1)) * US;
-    let starts: Vec<(Nanos, usize)> = s.log.iter().map(|t| (t.start, t.who[0].0)).collect();
-    assert_eq!(starts, vec![(43 * US, 1), (t1, 1), (t2, 2)]);
+    assert_eq!(
+        s.starts(),
+        vec![(43 * US, 1, Ac::Be), (t1, 1, Ac::Be), (t2, 2, Ac::Be)]
+    );
     assert_eq!(s.edcaf(1, Ac::Be).backoff.cw, 15);
     assert_eq!(s.edcaf(2, Ac::Be).backoff.cw, 15);
     let st = s.bss.stats();
@@ -485,13 +497,8 @@ fn internal_collision_lets_the_higher_category_transmit() {
     s.run_until(10 * NSEC_PER_MSEC);
     let t = (209 + 9 * b_vo) * US;
     let t_be = t + (132 + 43 + 9 * d) * US;
-    let starts: Vec<(Nanos, usize, Ac)> = s
-        .log
-        .iter()
-        .map(|x| (x.start, x.who[0].0, x.who[0].1))
-        .collect();
     assert_eq!(
-        starts,
+        s.starts(),
         vec![(43 * US, 2, Ac::Be), (t, 1, Ac::Vo), (t_be, 1, Ac::Be)]
     );
     let st = &s.bss.stats().nodes[1];
