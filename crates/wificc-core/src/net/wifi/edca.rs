@@ -6,8 +6,8 @@
 //! the countdown; when the medium is idle again the EDCAF waits AIFS afresh and resumes from
 //! where it stopped. The backoff is drawn uniformly from [0, CW]; CW starts at CWmin, becomes
 //! 2 CW + 1 (at most CWmax) after every failed transmission and returns to CWmin after a
-//! success or a discard (802.11-2020 10.23.2). After every transmission the EDCAF draws a new
-//! backoff even with nothing left to send (post-backoff), so a frame that arrives later waits
+//! success or a discard (802.11-2020 clause 10, EDCA). After every transmission the EDCAF draws
+//! a new backoff even with nothing left to send (post-backoff), so a frame that arrives later waits
 //! out whatever remains of it; a frame that arrives at an EDCAF with no backoff pending is sent
 //! as soon as the medium has been idle for AIFS, unless the medium is busy at that moment, in
 //! which case a backoff is drawn first.

@@ -19,21 +19,22 @@
 //! field, the PSDU and, for the BCC coding that HT and VHT describe, 6 tail bits (one encoder);
 //! HE is LDPC coded (no tail bits), and its packet extension is taken as 0 us. With a short
 //! guard interval, HT and VHT round the data field up to a whole number of 4 us long symbols
-//! (TXTIME equations of 19.4.3 and 21.4.3) so that legacy stations can defer correctly.
+//! (the TXTIME equations of clauses 19 and 21) so that legacy stations can defer correctly.
 //!
 //! The PSDU is an A-MPDU: per MPDU a 4-byte delimiter, the MPDU (MAC header with QoS Control
 //! 26 bytes, LLC/SNAP 8 bytes, the IP datagram, FCS 4 bytes) and padding to a multiple of
-//! 4 bytes, except after the last subframe. Security encapsulation (CCMP's 16 bytes) is not
-//! counted: the studies' links are open or the overhead is folded into the same 1500-byte MTU.
+//! 4 bytes, except after the last subframe. Security encapsulation (CCMP would add 16 bytes per
+//! MPDU) is not counted.
 //!
 //! The Block Ack answering an A-MPDU is a compressed Block Ack frame (frame control 2, duration
 //! 2, RA 6, TA 6, BA control 2, starting sequence control 2, bitmap, FCS 4 bytes) with the
-//! smallest bitmap that covers the Block Ack window (8 bytes for 64 MPDUs, 32 bytes for 256), sent
-//! as a non-HT OFDM frame at 24 Mbit/s: the highest mandatory rate of the basic rate set, which a
-//! control response uses when the soliciting frame was sent faster (802.11-2020 10.6.6.5). A
-//! non-HT OFDM frame lasts 20 us (preamble 16 us + SIGNAL 4 us) plus 4 us symbols of 96 data
-//! bits at 24 Mbit/s, carrying SERVICE (16 bits), the frame and 6 tail bits (clause 17). Slot,
-//! SIFS and these durations are those of the 5 GHz OFDM PHY (slot 9 us, SIFS 16 us).
+//! smallest bitmap that covers the Block Ack window (8 bytes for 64 MPDUs, 32 bytes for 256),
+//! sent as a non-HT OFDM frame at 24 Mbit/s: the highest mandatory rate of the basic rate set,
+//! which a control response uses when the soliciting frame was sent faster (802.11-2020
+//! clause 10, rules for control response rates). A non-HT OFDM frame lasts 20 us (preamble
+//! 16 us + SIGNAL 4 us) plus 4 us symbols of 96 data bits at 24 Mbit/s, carrying SERVICE
+//! (16 bits), the frame and 6 tail bits (clause 17). Slot, SIFS and these durations are those
+//! of the 5 GHz OFDM PHY (slot 9 us, SIFS 16 us).
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -44,31 +45,32 @@ use crate::units::{BitsPerSec, Bytes, Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 
 const US: Nanos = NSEC_PER_USEC;
 
-/// Short interframe space, OFDM PHY at 5 GHz (802.11-2020 Table 17-21, aSIFSTime).
+/// Short interframe space, OFDM PHY at 5 GHz (aSIFSTime, 802.11-2020 clause 17).
 pub const SIFS: Nanos = 16 * US;
-/// Slot time, OFDM PHY at 5 GHz (802.11-2020 Table 17-21, aSlotTime).
+/// Slot time, OFDM PHY at 5 GHz (aSlotTime, 802.11-2020 clause 17).
 pub const SLOT: Nanos = 9 * US;
 
 /// MAC header of a QoS Data frame: frame control 2, duration 2, three addresses 18, sequence
-/// control 2, QoS control 2 (802.11-2020 9.3.2.1).
+/// control 2, QoS control 2 (802.11-2020 clause 9, QoS Data frame).
 pub const MAC_HEADER_BYTES: u32 = 26;
 /// LLC/SNAP header in front of the IP datagram (RFC 1042 encapsulation).
 pub const LLC_SNAP_BYTES: u32 = 8;
-/// Frame check sequence (802.11-2020 9.2.4.8).
+/// Frame check sequence (802.11-2020 clause 9).
 pub const FCS_BYTES: u32 = 4;
-/// MPDU delimiter in front of each A-MPDU subframe (802.11-2020 9.7.1).
+/// MPDU delimiter in front of each A-MPDU subframe (802.11-2020 clause 9, A-MPDU format).
 pub const DELIMITER_BYTES: u32 = 4;
 /// Bytes an MPDU adds to the IP datagram it carries.
 pub const MPDU_OVERHEAD_BYTES: u32 = MAC_HEADER_BYTES + LLC_SNAP_BYTES + FCS_BYTES;
 
 /// Compressed Block Ack frame without its bitmap: frame control 2, duration 2, RA 6, TA 6,
-/// BA control 2, starting sequence control 2, FCS 4 (802.11-2020 9.3.1.8).
+/// BA control 2, starting sequence control 2, FCS 4 (802.11-2020 clause 9, BlockAck frame).
 pub const BLOCK_ACK_FIXED_BYTES: u32 = 24;
-/// Non-HT rate of the Block Ack, Mbit/s: 24 Mbit/s, 16-QAM 1/2 (802.11-2020 Table 17-4).
+/// Non-HT rate of the Block Ack, Mbit/s: 24 Mbit/s, 16-QAM 1/2 (802.11-2020 clause 17,
+/// rate-dependent parameters).
 pub const BASIC_RATE_MBPS: u32 = 24;
-/// Data bits per 4 us symbol at 24 Mbit/s (802.11-2020 Table 17-4).
+/// Data bits per 4 us symbol at 24 Mbit/s (802.11-2020 clause 17 rate-dependent parameters).
 const BASIC_RATE_DBPS: u64 = 96;
-/// Non-HT preamble (16 us) plus SIGNAL (4 us) (802.11-2020 17.4.3).
+/// Non-HT preamble (16 us) plus SIGNAL (4 us) (802.11-2020 clause 17 TXTIME).
 const NON_HT_HEADER: Nanos = 20 * US;
 /// Non-HT and HT/VHT long-GI OFDM symbol.
 const LONG_SYMBOL: Nanos = 4 * US;
@@ -103,8 +105,8 @@ impl Standard {
         }
     }
 
-    /// Block Ack window, MPDUs: 64 for HT and VHT (802.11-2020 10.25), 256 for HE
-    /// (802.11ax-2021 26.6).
+    /// Block Ack window, MPDUs: 64 for HT and VHT (802.11-2020 clause 10, Block Ack), 256
+    /// for HE (802.11ax-2021 clause 26).
     pub fn ba_window(self) -> u32 {
         match self {
             Standard::Ht | Standard::Vht => 64,
@@ -113,7 +115,8 @@ impl Standard {
     }
 
     /// Longest A-MPDU a receiver may advertise, bytes: HT 65,535 (2^16 - 1), VHT 1,048,575
-    /// (2^20 - 1), HE 6,500,631 (802.11-2020 9.4.2.55.3, 9.4.2.157.2; 802.11ax-2021 9.4.2.248).
+    /// (2^20 - 1), HE 6,500,631 (the Maximum A-MPDU Length Exponent of the HT, VHT and HE
+    /// Capabilities elements).
     pub fn max_ampdu_len(self) -> Bytes {
         match self {
             Standard::Ht => 65_535,
@@ -123,7 +126,7 @@ impl Standard {
     }
 
     /// Data subcarriers N_SD of a channel width, if the standard has that width: HT 52 / 108
-    /// (19.3.5), VHT 52 / 108 / 234 / 468 (21.3.7), HE 234 / 468 / 980 / 1960 (27.3.12).
+    /// (clause 19), VHT 52 / 108 / 234 / 468 (clause 21), HE 234 / 468 / 980 / 1960 (clause 27).
     fn data_subcarriers(self, width_mhz: u32) -> Option<u64> {
         match (self, width_mhz) {
             (Standard::Ht | Standard::Vht, 20) => Some(52),
@@ -169,8 +172,8 @@ impl Standard {
         }
     }
 
-    /// Training symbols for `streams` spatial streams: HT-LTFs 1, 2, 4, 4 (Table 19-13);
-    /// VHT-LTFs and HE-LTFs 1, 2, 4, 4, 6, 6, 8, 8 (Table 21-13, Table 27-15).
+    /// Training symbols for `streams` spatial streams: HT-LTFs 1, 2, 4, 4 (clause 19);
+    /// VHT-LTFs and HE-LTFs 1, 2, 4, 4, 6, 6, 8, 8 (clauses 21 and 27).
     fn training_symbols(self, streams: u32) -> u64 {
         match streams {
             1 => 1,

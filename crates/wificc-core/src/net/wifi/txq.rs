@@ -12,7 +12,7 @@
 //! radio; with one destination per access category, as in every topology of the studies, the
 //! two are the same.)
 //!
-//! A Block Ack session (802.11-2020 10.25) numbers the MPDUs of a (transmitter, receiver, TID).
+//! A Block Ack session (802.11-2020 clause 10) numbers the MPDUs of a (transmitter, receiver, TID).
 //! The transmitter may have MPDUs outstanding only within a window of W sequence numbers that
 //! starts at the oldest one not yet acknowledged or discarded, so a missing MPDU at the start
 //! of the window stops new ones from being sent until it is delivered or dropped (ath9k's
@@ -23,7 +23,7 @@
 //!
 //! The receiver hands MPDUs up in sequence order: one that arrives after a gap waits in the
 //! reordering buffer until the gap is filled, or until the transmitter gives up on the missing
-//! MPDU and moves the window past it (802.11-2020 10.25.6; the Block Ack Request that moves it
+//! MPDU and moves the window past it (802.11-2020 clause 10; the Block Ack Request that moves it
 //! is taken to arrive at once and costs no airtime).
 
 use std::collections::VecDeque;
