@@ -709,7 +709,7 @@ fn count_failure(
     stats: &mut NodeStats,
     out: &mut WifiOut,
 ) -> bool {
-    m.retries += 1;
+    m.retries = m.retries.saturating_add(1);
     stats.mpdu_retries += 1;
     if m.retries <= limit {
         return false;

@@ -20,8 +20,8 @@
 //! answers with a Block Ack at 24 Mbit/s. The transmitter then knows each MPDU's fate: an
 //! acknowledged MPDU is TX-completed (this is what frees TCP Small Queues budget), a lost one
 //! goes back to be retransmitted at the head of the next aggregate, within the Block Ack window,
-//! until it has failed `retry_limit` times and is dropped. Two EDCAFs of different nodes whose
-//! backoffs end in the same slot collide: neither PPDU is received, no Block Ack comes, and
+//! until it has been retransmitted `retry_limit` times and fails once more: then it is dropped.
+//! Two EDCAFs of different nodes whose backoffs end in the same slot collide: neither PPDU is received, no Block Ack comes, and
 //! after the time a Block Ack would have taken both retransmit the same aggregate with a doubled
 //! contention window. Two EDCAFs of one node that reach zero together do not collide on the air:
 //! the higher access category transmits and the lower behaves as if it had collided
@@ -63,7 +63,7 @@ pub use txq::TxqSpec;
 use crate::metrics::Histogram;
 use crate::net::packet::Packet;
 use crate::parse::{Dur, Rate, Size};
-use crate::units::{Nanos, NSEC_PER_MSEC, NSEC_PER_USEC};
+use crate::units::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 
 /// Aggregates the driver keeps in a hardware queue (ath9k `ATH_AGGR_MIN_QDEPTH`).
 pub const HW_QUEUE_DEPTH: u32 = 2;
@@ -71,12 +71,17 @@ pub const HW_QUEUE_DEPTH: u32 = 2;
 pub const AIRTIME_CAP: Nanos = 4 * NSEC_PER_MSEC;
 /// Longest PPDU an L-SIG can announce (aPPDUMaxTime of the HT, VHT and HE PHYs): 5.484 ms.
 pub const PPDU_MAX_TIME: Nanos = 5_484 * NSEC_PER_USEC;
-/// Failed transmissions after which an MPDU is dropped (ath9k `ATH_MAX_SW_RETRIES`).
+/// Retransmissions an MPDU gets before it is dropped (ath9k `ATH_MAX_SW_RETRIES`): it is
+/// dropped when its transmission fails for the 31st time.
 pub const RETRY_LIMIT: u32 = 30;
 /// Per-transmission overhead of the analytic MAC: the Wi-Fi 6 study's t_oh, 0.5 ms (SPEC 7).
 pub const ANALYTIC_T_OH: Nanos = NSEC_PER_MSEC / 2;
 /// Per-transmission frame overhead of the analytic MAC: l_oh, 48 bytes (SPEC 7).
 pub const ANALYTIC_L_OH: u64 = 48;
+/// Largest analytic overheads accepted: far beyond any PHY, small enough that time and byte
+/// counts cannot overflow.
+const ANALYTIC_MAX_T_OH: Nanos = NSEC_PER_SEC;
+const ANALYTIC_MAX_L_OH: u64 = 1 << 20;
 /// Most aggregates a hardware queue may be given.
 const MAX_HW_QUEUE_DEPTH: u32 = 1024;
 
@@ -146,7 +151,8 @@ pub struct WifiSpec {
     /// Probability that an MPDU is received in error, independently; default 0.
     #[serde(default)]
     pub mpdu_error_rate: f64,
-    /// Failed transmissions after which an MPDU is dropped; default 30.
+    /// Retransmissions an MPDU gets; it is dropped when its (retry_limit + 1)th transmission
+    /// fails. Default 30.
     #[serde(default = "retry_limit")]
     pub retry_limit: u32,
     /// "edca" (default), "analytic", or a table `{kind = "analytic", t_oh, l_oh, rate}`.
@@ -214,12 +220,22 @@ impl WifiSpec {
                 "mpdu_error_rate = {p}: expected a probability from 0 to 1"
             ));
         }
-        if let MacMode::Analytic {
-            rate: Some(Rate(0)),
-            ..
-        } = self.mac
-        {
-            return Err("mac.rate = \"0bit\": expected a positive rate".into());
+        if let MacMode::Analytic { t_oh, l_oh, rate } = self.mac {
+            if rate == Some(Rate(0)) {
+                return Err("mac.rate = \"0bit\": expected a positive rate".into());
+            }
+            if t_oh.0 > ANALYTIC_MAX_T_OH {
+                return Err(format!(
+                    "mac.t_oh = \"{}ns\": expected at most 1 s per transmission",
+                    t_oh.0
+                ));
+            }
+            if l_oh.0 > ANALYTIC_MAX_L_OH {
+                return Err(format!(
+                    "mac.l_oh = \"{}b\": expected at most 1 MB per transmission",
+                    l_oh.0
+                ));
+            }
         }
         Ok(())
     }
@@ -400,6 +416,14 @@ mod spec_tests {
             (
                 "[mac]\nkind = \"analytic\"\nrate = 0",
                 "mac.rate = \"0bit\": expected a positive rate",
+            ),
+            (
+                "[mac]\nkind = \"analytic\"\nt_oh = \"2s\"",
+                "mac.t_oh = \"2000000000ns\": expected at most 1 s per transmission",
+            ),
+            (
+                "[mac]\nkind = \"analytic\"\nl_oh = \"2mb\"",
+                "mac.l_oh = \"2000000b\": expected at most 1 MB per transmission",
             ),
             (
                 "[txq]\nkind = \"fq_codel\"\nflows = 0",
