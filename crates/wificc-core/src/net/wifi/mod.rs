@@ -21,9 +21,9 @@
 //! acknowledged MPDU is TX-completed (this is what frees TCP Small Queues budget), a lost one
 //! goes back to be retransmitted at the head of the next aggregate, within the Block Ack window,
 //! until it has been retransmitted `retry_limit` times and fails once more: then it is dropped.
-//! Two EDCAFs of different nodes whose backoffs end in the same slot collide: neither PPDU is received, no Block Ack comes, and
-//! after the time a Block Ack would have taken both retransmit the same aggregate with a doubled
-//! contention window. Two EDCAFs of one node that reach zero together do not collide on the air:
+//! Two EDCAFs of different nodes whose backoffs end in the same slot collide: neither PPDU is
+//! received, no Block Ack comes, and after the time a Block Ack would have taken both
+//! retransmit the same aggregate with a doubled contention window. Two EDCAFs of one node that reach zero together do not collide on the air:
 //! the higher access category transmits and the lower behaves as if it had collided
 //! (802.11-2020 clause 10, EDCA internal collisions). A PPDU none of whose MPDUs arrives draws
 //! no Block Ack either, and is retransmitted the same way; every failed transmission counts
