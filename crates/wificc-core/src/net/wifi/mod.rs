@@ -23,13 +23,13 @@
 //! until it has been retransmitted `retry_limit` times and fails once more: then it is dropped.
 //! Two EDCAFs of different nodes whose backoffs end in the same slot collide: neither PPDU is
 //! received, no Block Ack comes, and after the time a Block Ack would have taken both
-//! retransmit the same aggregate with a doubled contention window. Two EDCAFs of one node that reach zero together do not collide on the air:
-//! the higher access category transmits and the lower behaves as if it had collided
-//! (802.11-2020 clause 10, EDCA internal collisions). A PPDU none of whose MPDUs arrives draws
-//! no Block Ack either, and is retransmitted the same way; every failed transmission counts
-//! towards each MPDU's retry limit (default 30, ath9k's `ATH_MAX_SW_RETRIES`,
-//! drivers/net/wireless/ath/ath9k/ath9k.h). Rate control is not modelled: every PPDU uses the
-//! chipset's MCS.
+//! retransmit the same aggregate with a doubled contention window. Two EDCAFs of one node that
+//! reach zero together do not collide on the air: the higher access category transmits and the
+//! lower behaves as if it had collided (802.11-2020 clause 10, EDCA internal collisions). A
+//! PPDU none of whose MPDUs arrives draws no Block Ack either, and is retransmitted the same
+//! way; every failed transmission counts towards each MPDU's retry limit (default 30, ath9k's
+//! `ATH_MAX_SW_RETRIES`, drivers/net/wireless/ath/ath9k/ath9k.h). Rate control is not
+//! modelled: every PPDU uses the chipset's MCS.
 //!
 //! The "analytic" MAC replaces contention and the PHY's framing by the aggregation model of the
 //! Wi-Fi 6 study (SPEC section 7): a PPDU of k packets of l bytes lasts
