@@ -311,8 +311,8 @@ impl Bss {
     }
 
     /// `pkt` (an IP packet; its `size` is the IP datagram) enters node `from`'s TXQ towards
-    /// node `to` (access category from `pkt.dscp`). Returns Some(t) when the BSS needs a
-    /// wake-up at t earlier than any it asked for before.
+    /// node `to` (access category from `pkt.dscp`); both are nodes of this BSS. Returns Some(t)
+    /// when the BSS needs a wake-up at t earlier than any it asked for before.
     pub fn accept(
         &mut self,
         mut pkt: Packet,

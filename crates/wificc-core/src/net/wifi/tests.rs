@@ -120,6 +120,7 @@ impl Sim {
                 self.arrivals.push((w, p));
             }
             self.log_exchange();
+            self.check_backlogs();
             self.feed();
         }
         self.now = t;
@@ -159,6 +160,14 @@ impl Sim {
             end,
             who,
         });
+    }
+
+    /// Each EDCAF's packet count agrees with its queues.
+    fn check_backlogs(&self) {
+        for e in &self.bss.edcafs {
+            let queued: usize = e.sessions.iter().flatten().map(|s| s.backlog()).sum();
+            assert_eq!(e.backlog, queued);
+        }
     }
 
     /// (start, node, access category) of the first transmitter of each exchange.
@@ -803,7 +812,15 @@ fn saturated_goodput_per_preset_matches_an_airtime_budget() {
 
 #[test]
 fn two_saturated_stations_share_airtime_equally() {
-    let mut s = Sim::new(&spec("ath9k"), 2, 5);
+    // mac80211's fq_codel TXQs: 100 packets queued wait about 5 ms, below CoDel's 20 ms target.
+    let mut s = Sim::new(
+        &WifiSpec {
+            chipset: ChipsetSpec::Preset("ath9k".into()),
+            ..WifiSpec::default()
+        },
+        2,
+        5,
+    );
     s.feeders.push((1, 0, 100));
     s.feeders.push((2, 0, 100));
     s.run_until(3 * NSEC_PER_SEC);
@@ -811,6 +828,7 @@ fn two_saturated_stations_share_airtime_equally() {
     let a = [st.nodes[1].airtime as f64, st.nodes[2].airtime as f64];
     let jain = (a[0] + a[1]).powi(2) / (2.0 * (a[0] * a[0] + a[1] * a[1]));
     assert!(jain >= 0.99, "{a:?}: {jain}");
+    assert_eq!(st.nodes[1].txq_drops + st.nodes[2].txq_drops, 0);
     // Contention really happened, and the medium was never idle for long.
     assert!(st.nodes[1].collisions > 0 && st.nodes[2].collisions > 0);
     assert!(a[0] + a[1] > 0.9 * 3e9, "{a:?}");
@@ -855,4 +873,29 @@ fn statistics_count_sizes_and_sojourn_from_the_warmup() {
         st.airtime,
         s.log.iter().map(|t| t.end - t.start).sum::<Nanos>()
     );
+}
+
+#[test]
+fn codel_in_the_txq_drops_when_the_backlog_stands_above_target() {
+    // ath9k-htc delivers about 138 Mbit/s: 2000 queued packets of 1500 bytes wait about
+    // 2000 x 12000 / 138e6 = 174 ms, far above the 20 ms target for longer than the 100 ms
+    // interval, so CoDel drops (the packets are not ECN-capable). Each drop is reported as
+    // a TX completion too.
+    let mut s = Sim::new(
+        &WifiSpec {
+            chipset: ChipsetSpec::Preset("ath9k-htc".into()),
+            ..WifiSpec::default()
+        },
+        1,
+        1,
+    );
+    s.truesize = 100;
+    s.feeders.push((1, 0, 2000));
+    s.run_until(NSEC_PER_SEC);
+    let st = &s.bss.stats().nodes[1];
+    assert!(st.txq_drops > 0);
+    assert_eq!(st.txq_drops, s.dropped.len() as u64);
+    assert_eq!(st.retry_drops, 0);
+    assert_eq!(s.completed.len() as u64, st.mpdus_acked + st.txq_drops);
+    assert!(st.txq_sojourn.max().unwrap() > 100 * NSEC_PER_MSEC);
 }
