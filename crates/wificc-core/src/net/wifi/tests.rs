@@ -98,6 +98,15 @@ impl Sim {
         }
     }
 
+    /// Play a script of (time, from, packets, dscp) arrivals towards the AP, then run to `end`.
+    fn script(&mut self, arrivals: &[(Nanos, u16, usize, u8)], end: Nanos) {
+        for &(t, from, n, dscp) in arrivals {
+            self.run_until(t);
+            self.send(from, 0, n, dscp);
+        }
+        self.run_until(end);
+    }
+
     /// Process every wake-up up to and including `t`, then stand at `t`.
     fn run_until(&mut self, t: Nanos) {
         self.feed();
@@ -344,12 +353,10 @@ fn hardware_queue_depth_decides_when_aggregates_are_built() {
             1,
             1,
         );
-        s.send(1, 0, 5, 0);
-        s.run_until(50 * US);
-        s.send(1, 0, 3, 0);
-        s.run_until(60 * US);
-        s.send(1, 0, 4, 0);
-        s.run_until(10 * NSEC_PER_MSEC);
+        s.script(
+            &[(0, 1, 5, 0), (50 * US, 1, 3, 0), (60 * US, 1, 4, 0)],
+            10 * NSEC_PER_MSEC,
+        );
         s
     };
     let s = script(2);
@@ -394,12 +401,10 @@ fn backoff_freezes_while_another_node_transmits_and_resumes_after_aifs() {
         .find(|&(_, b2, b1)| 0 < b1 && b1 + 2 < b2)
         .unwrap();
     let mut s = Sim::new(&spec("ath9k"), 2, seed);
-    s.send(1, 0, 1, 0);
-    s.run_until(50 * US);
-    s.send(2, 0, 1, 0);
-    s.run_until(60 * US);
-    s.send(1, 0, 1, 0);
-    s.run_until(10 * NSEC_PER_MSEC);
+    s.script(
+        &[(0, 1, 1, 0), (50 * US, 2, 1, 0), (60 * US, 1, 1, 0)],
+        10 * NSEC_PER_MSEC,
+    );
     let t1 = (218 + 9 * b1) * US;
     let e2 = t1 + 132 * US;
     let t2 = e2 + (43 + 9 * (b2 - b1)) * US;
@@ -498,12 +503,10 @@ fn internal_collision_lets_the_higher_category_transmit() {
         })
         .unwrap();
     let mut s = Sim::new(&spec("ath9k"), 2, seed);
-    s.send(2, 0, 1, 0);
-    s.run_until(50 * US);
-    s.send(1, 0, 1, 0);
-    s.run_until(60 * US);
-    s.send(1, 0, 1, DSCP_EF);
-    s.run_until(10 * NSEC_PER_MSEC);
+    s.script(
+        &[(0, 2, 1, 0), (50 * US, 1, 1, 0), (60 * US, 1, 1, DSCP_EF)],
+        10 * NSEC_PER_MSEC,
+    );
     let t = (209 + 9 * b_vo) * US;
     let t_be = t + (132 + 43 + 9 * d) * US;
     assert_eq!(
@@ -855,10 +858,7 @@ fn statistics_count_sizes_and_sojourn_from_the_warmup() {
         1,
     );
     s.bss.set_record_from(100 * US);
-    s.send(1, 0, 5, 0);
-    s.run_until(60 * US);
-    s.send(1, 0, 3, 0);
-    s.run_until(10 * NSEC_PER_MSEC);
+    s.script(&[(0, 1, 5, 0), (60 * US, 1, 3, 0)], 10 * NSEC_PER_MSEC);
     // The first aggregate (5, built at 0 us) is before the warm-up; the second (3, built at
     // A's end, 43 + PPDU(5) + 48 us) after it. Its packets waited from 60 us.
     let st = &s.bss.stats().nodes[1];
