@@ -4,3 +4,4 @@ pub mod link;
 pub mod packet;
 pub mod qdisc;
 pub mod trace;
+pub mod wifi;

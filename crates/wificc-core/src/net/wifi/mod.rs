@@ -1,0 +1,442 @@
+//! The Wi-Fi medium: one BSS (an access point and its stations in one collision domain) with
+//! mac80211-style TXQs, a driver hardware queue of A-MPDUs, EDCA contention, Block Acks and
+//! selective retransmission.
+//!
+//! The path of a packet through a node's radio follows Linux: mac80211 puts it in the TXQ of its
+//! destination and access category (mac80211's FQ-CoDel, target 20 ms, or a FIFO; see [`txq`]);
+//! the driver pulls packets from the TXQ only when its hardware queue has room for another
+//! aggregate (ath9k keeps `ATH_AGGR_MIN_QDEPTH` = 2 aggregates per hardware queue,
+//! drivers/net/wireless/ath/ath9k/xmit.c), and builds one A-MPDU from whatever the TXQ holds at
+//! that moment, up to the Block Ack window, the largest A-MPDU the receiver accepts and the
+//! airtime cap of one PPDU. So the aggregate grows with the backlog at the radio, and whatever
+//! keeps that backlog small upstream (TCP Small Queues, pacing) keeps aggregates small: nothing
+//! else in this model decides their size. Packets that arrive in one burst (the segments of one
+//! TSO skb) reach the driver together, because the driver is woken once the burst is queued, as
+//! mac80211's `wake_tx_queue` schedules the driver's tasklet.
+//!
+//! The head aggregate of each hardware queue contends for the medium with EDCA ([`edca`]). A
+//! PPDU lasts its preamble and data symbols ([`phy`]); if it is alone on the air it is received,
+//! each MPDU independently lost with probability `mpdu_error_rate`, and SIFS later the receiver
+//! answers with a Block Ack at 24 Mbit/s. The transmitter then knows each MPDU's fate: an
+//! acknowledged MPDU is TX-completed (this is what frees TCP Small Queues budget), a lost one
+//! goes back to be retransmitted at the head of the next aggregate, within the Block Ack window,
+//! until it has been retransmitted `retry_limit` times and fails once more: then it is dropped.
+//! Two EDCAFs of different nodes whose backoffs end in the same slot collide: neither PPDU is
+//! received, no Block Ack comes, and after the time a Block Ack would have taken both
+//! retransmit the same aggregate with a doubled contention window. Two EDCAFs of one node that
+//! reach zero together do not collide on the air: the higher access category transmits and the
+//! lower behaves as if it had collided (802.11-2020 clause 10, EDCA internal collisions). A
+//! PPDU none of whose MPDUs arrives draws no Block Ack either, and is retransmitted the same
+//! way; every failed transmission counts towards each MPDU's retry limit (default 30, ath9k's
+//! `ATH_MAX_SW_RETRIES`, drivers/net/wireless/ath/ath9k/ath9k.h). Rate control is not
+//! modelled: every PPDU uses the chipset's MCS.
+//!
+//! The "analytic" MAC replaces contention and the PHY's framing by the aggregation model of the
+//! Wi-Fi 6 study (SPEC section 7): a PPDU of k packets of l bytes lasts
+//! `TxTw(k) = (k l + l_oh) 8 / r + t_oh`, no contention and no Block Ack, back to back, so a
+//! sender that always has k packets queued gets `Thr(k) = k l 8 / TxTw(k)`.
+//!
+//! The whole BSS keeps one pending event: [`Bss::accept`] and [`Bss::wake`] return the next
+//! instant anything can happen (a PPDU ending, a Block Ack ending, a backoff reaching zero, a
+//! driver run after new packets), and stale wake-ups are ignored through a [`Timer`]. Buffers
+//! are rings and reused vectors: nothing allocates per packet once the queues have grown.
+//!
+//! [`Timer`]: crate::sim::Timer
+
+mod bss;
+pub mod edca;
+pub mod phy;
+pub mod txq;
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+pub use bss::Bss;
+pub use edca::Ac;
+pub use phy::{ChipsetSpec, Phy, PhySpec, Preset, Standard, PRESETS};
+pub use txq::TxqSpec;
+
+use crate::metrics::Histogram;
+use crate::net::packet::Packet;
+use crate::parse::{Dur, Rate, Size};
+use crate::units::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
+
+/// Aggregates the driver keeps in a hardware queue (ath9k `ATH_AGGR_MIN_QDEPTH`).
+pub const HW_QUEUE_DEPTH: u32 = 2;
+/// Longest PPDU, the 4 ms TXOP/PPDU limit ath9k and ath10k aggregate to.
+pub const AIRTIME_CAP: Nanos = 4 * NSEC_PER_MSEC;
+/// Longest PPDU an L-SIG can announce (aPPDUMaxTime of the HT, VHT and HE PHYs): 5.484 ms.
+pub const PPDU_MAX_TIME: Nanos = 5_484 * NSEC_PER_USEC;
+/// Retransmissions an MPDU gets before it is dropped (ath9k `ATH_MAX_SW_RETRIES`): it is
+/// dropped when its transmission fails for the 31st time.
+pub const RETRY_LIMIT: u32 = 30;
+/// Per-transmission overhead of the analytic MAC: the Wi-Fi 6 study's t_oh, 0.5 ms (SPEC 7).
+pub const ANALYTIC_T_OH: Nanos = NSEC_PER_MSEC / 2;
+/// Per-transmission frame overhead of the analytic MAC: l_oh, 48 bytes (SPEC 7).
+pub const ANALYTIC_L_OH: u64 = 48;
+/// Largest analytic overheads accepted: far beyond any PHY, small enough that time and byte
+/// counts cannot overflow.
+const ANALYTIC_MAX_T_OH: Nanos = NSEC_PER_SEC;
+const ANALYTIC_MAX_L_OH: u64 = 1 << 20;
+/// Most aggregates a hardware queue may be given.
+const MAX_HW_QUEUE_DEPTH: u32 = 1024;
+
+fn analytic_t_oh() -> Dur {
+    Dur(ANALYTIC_T_OH)
+}
+fn analytic_l_oh() -> Size {
+    Size(ANALYTIC_L_OH)
+}
+
+/// How the medium is shared.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MacMode {
+    /// EDCA contention with the PHY's framing and timing.
+    #[default]
+    Edca,
+    /// No contention: each PPDU of k packets of l bytes takes (k l + l_oh) 8 / r + t_oh.
+    Analytic {
+        /// Default 0.5 ms.
+        #[serde(default = "analytic_t_oh")]
+        t_oh: Dur,
+        /// Default 48 bytes.
+        #[serde(default = "analytic_l_oh")]
+        l_oh: Size,
+        /// Default: the chipset's PHY rate.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rate: Option<Rate>,
+    },
+}
+
+fn hw_queue_depth() -> u32 {
+    HW_QUEUE_DEPTH
+}
+fn airtime_cap() -> Dur {
+    Dur(AIRTIME_CAP)
+}
+fn retry_limit() -> u32 {
+    RETRY_LIMIT
+}
+fn yes() -> bool {
+    true
+}
+
+/// A Wi-Fi BSS as a scenario writes it. Every field is optional.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WifiSpec {
+    /// A preset name or a custom PHY table; default "ath9k".
+    #[serde(default)]
+    pub chipset: ChipsetSpec,
+    /// "fq_codel" (mac80211, default), "pfifo", or a table with `kind` and parameters.
+    #[serde(default, deserialize_with = "name_or_table")]
+    pub txq: TxqSpec,
+    /// Aggregates the driver holds per hardware queue; default 2.
+    #[serde(default = "hw_queue_depth")]
+    pub hw_queue_depth: u32,
+    /// Longest PPDU; default 4 ms.
+    #[serde(default = "airtime_cap")]
+    pub airtime_cap: Dur,
+    /// Largest A-MPDU, bytes; default the standard's (HT 65,535, VHT 1,048,575, HE 6,500,631).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ampdu_len: Option<Size>,
+    /// Block Ack window, MPDUs; default the standard's (HT/VHT 64, HE 256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ba_window: Option<u32>,
+    /// Probability that an MPDU is received in error, independently; default 0.
+    #[serde(default)]
+    pub mpdu_error_rate: f64,
+    /// Retransmissions an MPDU gets; it is dropped when its (retry_limit + 1)th transmission
+    /// fails. Default 30.
+    #[serde(default = "retry_limit")]
+    pub retry_limit: u32,
+    /// "edca" (default), "analytic", or a table `{kind = "analytic", t_oh, l_oh, rate}`.
+    #[serde(default, deserialize_with = "name_or_table")]
+    pub mac: MacMode,
+    /// Map DSCP to access categories (default on); off: everything is best effort.
+    #[serde(default = "yes")]
+    pub wmm: bool,
+}
+
+impl Default for WifiSpec {
+    fn default() -> Self {
+        WifiSpec {
+            chipset: ChipsetSpec::default(),
+            txq: TxqSpec::default(),
+            hw_queue_depth: HW_QUEUE_DEPTH,
+            airtime_cap: airtime_cap(),
+            max_ampdu_len: None,
+            ba_window: None,
+            mpdu_error_rate: 0.0,
+            retry_limit: RETRY_LIMIT,
+            mac: MacMode::Edca,
+            wmm: true,
+        }
+    }
+}
+
+impl WifiSpec {
+    /// The chipset's PHY.
+    pub fn phy(&self) -> Result<Phy, String> {
+        self.chipset.resolve()
+    }
+
+    /// Check every field; errors name the field, the value and what is expected.
+    pub fn validate(&self) -> Result<(), String> {
+        self.phy()?;
+        self.txq.validate()?;
+        if self.hw_queue_depth == 0 || self.hw_queue_depth > MAX_HW_QUEUE_DEPTH {
+            return Err(format!(
+                "hw_queue_depth = {}: expected 1 to {MAX_HW_QUEUE_DEPTH} aggregates",
+                self.hw_queue_depth
+            ));
+        }
+        if self.airtime_cap.0 == 0 || self.airtime_cap.0 > PPDU_MAX_TIME {
+            return Err(format!(
+                "airtime_cap = \"{}ns\": expected a positive duration of at most 5.484 ms \
+                 (aPPDUMaxTime)",
+                self.airtime_cap.0
+            ));
+        }
+        if let Some(Size(0)) = self.max_ampdu_len {
+            return Err("max_ampdu_len = \"0b\": expected a positive size".into());
+        }
+        if let Some(w) = self.ba_window {
+            if w == 0 || w > txq::MAX_BA_WINDOW {
+                return Err(format!(
+                    "ba_window = {w}: expected 1 to {} MPDUs",
+                    txq::MAX_BA_WINDOW
+                ));
+            }
+        }
+        let p = self.mpdu_error_rate;
+        if !(0.0..=1.0).contains(&p) {
+            return Err(format!(
+                "mpdu_error_rate = {p}: expected a probability from 0 to 1"
+            ));
+        }
+        if let MacMode::Analytic { t_oh, l_oh, rate } = self.mac {
+            if rate == Some(Rate(0)) {
+                return Err("mac.rate = \"0bit\": expected a positive rate".into());
+            }
+            if t_oh.0 > ANALYTIC_MAX_T_OH {
+                return Err(format!(
+                    "mac.t_oh = \"{}ns\": expected at most 1 s per transmission",
+                    t_oh.0
+                ));
+            }
+            if l_oh.0 > ANALYTIC_MAX_L_OH {
+                return Err(format!(
+                    "mac.l_oh = \"{}b\": expected at most 1 MB per transmission",
+                    l_oh.0
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Deserialize a tagged table from either the table or the bare name of its `kind`.
+fn name_or_table<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    struct V<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a name or a table with a `kind`")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            T::deserialize(de::value::MapDeserializer::new(std::iter::once((
+                "kind", v,
+            ))))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(V(PhantomData))
+}
+
+/// Where a BSS puts what it produces.
+pub struct WifiOut<'a> {
+    /// MPDUs received correctly at their destination, in delivery order (the world forwards
+    /// them).
+    pub delivered: &'a mut VecDeque<Packet>,
+    /// TX completions: (flow, truesize) of every Data packet with truesize > 0 once its fate is
+    /// known at the sender's radio: acknowledged by a Block Ack, or dropped (TXQ overflow, AQM,
+    /// retry limit). Dropped packets are reported here too, so the sender's TSQ budget is
+    /// released exactly once, from this list.
+    pub completed: &'a mut Vec<(u32, u32)>,
+    /// Packets dropped: TXQ overflow or AQM, and the retry limit.
+    pub dropped: &'a mut Vec<Packet>,
+}
+
+/// Counters and distributions of one node's radio.
+#[derive(Debug, Clone, Default)]
+pub struct NodeStats {
+    /// MPDUs per PPDU, every transmission attempt, from `record_from` on.
+    pub ampdu_size: Histogram,
+    /// Time packets spent in the TXQ, ns, at the moment the driver took them, from
+    /// `record_from` on.
+    pub txq_sojourn: Histogram,
+    /// Medium time of this node's transmissions: PPDUs plus SIFS and Block Ack (EDCA), or
+    /// TxTw (analytic), collisions included.
+    pub airtime: Nanos,
+    /// PPDUs sent (every attempt).
+    pub ppdus: u64,
+    /// PPDUs that collided on the air or lost an internal collision.
+    pub collisions: u64,
+    /// Failed MPDU transmissions (each one a retry to come or a drop).
+    pub mpdu_retries: u64,
+    /// MPDUs acknowledged.
+    pub mpdus_acked: u64,
+    /// IP bytes of the MPDUs acknowledged.
+    pub bytes_acked: u64,
+    /// Packets dropped by the TXQ (overflow or AQM).
+    pub txq_drops: u64,
+    /// MPDUs dropped at the retry limit.
+    pub retry_drops: u64,
+}
+
+impl NodeStats {
+    /// Mean MPDUs per PPDU.
+    pub fn ampdu_mean(&self) -> Option<f64> {
+        self.ampdu_size.mean()
+    }
+
+    /// All drops.
+    pub fn drops(&self) -> u64 {
+        self.txq_drops + self.retry_drops
+    }
+}
+
+/// Statistics of a BSS: node 0 is the AP, nodes 1.. the stations.
+#[derive(Debug, Clone, Default)]
+pub struct WifiStats {
+    pub nodes: Vec<NodeStats>,
+}
+
+#[cfg(test)]
+mod spec_tests {
+    use super::*;
+
+    fn toml_spec(s: &str) -> Result<WifiSpec, String> {
+        toml::from_str(s).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults() {
+        let spec = toml_spec("").unwrap();
+        assert_eq!(spec, WifiSpec::default());
+        assert_eq!(spec.chipset, ChipsetSpec::Preset("ath9k".into()));
+        assert_eq!(spec.hw_queue_depth, 2);
+        assert_eq!(spec.airtime_cap, Dur(4_000_000));
+        assert_eq!(spec.retry_limit, 30);
+        assert!(spec.wmm);
+        assert_eq!(spec.validate(), Ok(()));
+    }
+
+    #[test]
+    fn names_or_tables() {
+        let spec =
+            toml_spec("chipset = \"ax201\"\ntxq = \"pfifo\"\nmac = \"analytic\"\nba_window = 1024")
+                .unwrap();
+        assert_eq!(spec.txq, TxqSpec::Pfifo { limit: 1000 });
+        assert_eq!(
+            spec.mac,
+            MacMode::Analytic {
+                t_oh: Dur(500_000),
+                l_oh: Size(48),
+                rate: None
+            }
+        );
+        let spec = toml_spec(
+            "[txq]\nkind = \"fq_codel\"\ntarget = \"5ms\"\n[mac]\nkind = \"analytic\"\n\
+             rate = \"2.4gbit\"\n[chipset]\nstandard = \"he\"\nwidth_mhz = 80\nstreams = 1\nmcs = 5",
+        )
+        .unwrap();
+        let TxqSpec::FqCodel { target, limit, .. } = spec.txq else {
+            panic!("{:?}", spec.txq)
+        };
+        assert_eq!((target, limit), (Dur(5_000_000), 8192));
+        let MacMode::Analytic { rate, .. } = spec.mac else {
+            panic!("{:?}", spec.mac)
+        };
+        assert_eq!(rate, Some(Rate(2_400_000_000)));
+        assert_eq!(spec.validate(), Ok(()));
+        let back: WifiSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(back, spec);
+    }
+
+    #[test]
+    fn unknown_names_and_fields_are_rejected() {
+        let e = toml_spec("txq = \"sfq\"").unwrap_err();
+        assert!(e.contains("unknown variant `sfq`"), "{e}");
+        let e = toml_spec("mac = \"dcf\"").unwrap_err();
+        assert!(e.contains("unknown variant `dcf`"), "{e}");
+        let e = toml_spec("hw_depth = 2").unwrap_err();
+        assert!(e.contains("unknown field `hw_depth`"), "{e}");
+        let e = toml_spec("[mac]\nkind = \"analytic\"\ntoh = \"1ms\"").unwrap_err();
+        assert!(e.contains("unknown field `toh`"), "{e}");
+    }
+
+    #[test]
+    fn invalid_values_name_field_value_and_expectation() {
+        let cases = [
+            (
+                "hw_queue_depth = 0",
+                "hw_queue_depth = 0: expected 1 to 1024 aggregates",
+            ),
+            (
+                "airtime_cap = \"6ms\"",
+                "airtime_cap = \"6000000ns\": expected a positive duration of at most 5.484 ms \
+                 (aPPDUMaxTime)",
+            ),
+            ("ba_window = 0", "ba_window = 0: expected 1 to 1024 MPDUs"),
+            (
+                "ba_window = 2048",
+                "ba_window = 2048: expected 1 to 1024 MPDUs",
+            ),
+            (
+                "max_ampdu_len = 0",
+                "max_ampdu_len = \"0b\": expected a positive size",
+            ),
+            (
+                "mpdu_error_rate = 1.5",
+                "mpdu_error_rate = 1.5: expected a probability from 0 to 1",
+            ),
+            (
+                "mpdu_error_rate = nan",
+                "mpdu_error_rate = NaN: expected a probability from 0 to 1",
+            ),
+            (
+                "[mac]\nkind = \"analytic\"\nrate = 0",
+                "mac.rate = \"0bit\": expected a positive rate",
+            ),
+            (
+                "[mac]\nkind = \"analytic\"\nt_oh = \"2s\"",
+                "mac.t_oh = \"2000000000ns\": expected at most 1 s per transmission",
+            ),
+            (
+                "[mac]\nkind = \"analytic\"\nl_oh = \"2mb\"",
+                "mac.l_oh = \"2000000b\": expected at most 1 MB per transmission",
+            ),
+            (
+                "[txq]\nkind = \"fq_codel\"\nflows = 0",
+                "txq.flows = 0: expected 1 to 65536 flow queues",
+            ),
+            (
+                "[chipset]\nstandard = \"ht\"\nwidth_mhz = 80\nstreams = 1\nmcs = 7",
+                "chipset.width_mhz = 80: expected 20 or 40 MHz for HT",
+            ),
+        ];
+        for (input, msg) in cases {
+            let spec = toml_spec(input).unwrap();
+            assert_eq!(spec.validate().unwrap_err(), msg, "{input}");
+        }
+    }
+}
