@@ -25,7 +25,7 @@ fn main() -> ExitCode {
     let result = Scenario::parse(&text, format).and_then(|s| scenario::run(&s));
     match result {
         Ok(r) => {
-            let mut out = serde_json::json!({"summary": r.summary, "flows": r.flows, "pings": r.pings, "queues": r.queues});
+            let mut out = serde_json::json!({"summary": r.summary, "flows": r.flows, "pings": r.pings, "queues": r.queues, "wifi": r.wifi});
             if std::env::args().any(|a| a == "--series") {
                 out["series"] = serde_json::to_value(&r.series).unwrap_or_default();
             }

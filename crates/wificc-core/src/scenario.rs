@@ -27,6 +27,7 @@ use crate::net::link::ETHERNET_OVERHEAD;
 use crate::net::packet::TCP_IP_HEADER;
 use crate::net::qdisc::QdiscSpec;
 use crate::net::trace::TraceLinkSpec;
+use crate::net::wifi::WifiSpec;
 use crate::parse::{show_secs, Buf, Dur, Rate, Size};
 use crate::sim::Rng;
 use crate::tcp::config::{SenderConfig, TsqMode};
@@ -96,6 +97,37 @@ fn zero() -> Dur {
 pub enum PathSpec {
     Wired(WiredSpec),
     Trace(TracePathSpec),
+    Wifi(WifiPathSpec),
+}
+
+/// A Wi-Fi path: stations (the client hosts) and an AP in one BSS, the AP wired to the server
+/// through a backhaul link (rate, half the base RTT each way, a queue). With a backhaul slower
+/// than the Wi-Fi link's capacity this is the hybrid bottleneck of the Wi-Fi 6 study.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WifiPathSpec {
+    /// The radio: chipset, TXQs, A-MPDU limits, EDCA or analytic MAC.
+    #[serde(default)]
+    pub radio: WifiSpec,
+    /// Number of stations (client hosts 0..stations-1 are stations 1..stations).
+    #[serde(default = "default_clients")]
+    pub stations: u32,
+    /// Base round-trip propagation delay of the wired part (AP <-> server).
+    pub rtt: Dur,
+    /// AP <-> server rate, each direction.
+    #[serde(default = "default_access_rate")]
+    pub backhaul: Rate,
+    /// Backhaul buffer (packets, bytes or BDPs of backhaul rate x rtt); default: the qdisc's.
+    #[serde(default)]
+    pub backhaul_buffer: Option<Buf>,
+    #[serde(default = "default_bottleneck_qdisc")]
+    pub backhaul_qdisc: QdiscSpec,
+    /// Rate of the server's NIC.
+    #[serde(default = "default_access_rate")]
+    pub access_rate: Rate,
+    /// Per-packet L2 bytes on the wired links (Ethernet: 38).
+    #[serde(default = "default_l2")]
+    pub l2_overhead: u32,
 }
 
 /// A trace-driven path, as `mm-delay RTT/2 mm-link UP DOWN`: each client's NIC feeds the uplink
@@ -523,6 +555,18 @@ impl Scenario {
                 self.stack.validate()?;
                 t.clients
             }
+            PathSpec::Wifi(w) => {
+                w.validate()?;
+                self.stack.validate()?;
+                let (bdp, mtu) = (w.bdp_bytes(), self.stack.mtu);
+                let q = match w.backhaul_buffer {
+                    Some(b) => w.backhaul_qdisc.clone().with_limit(b),
+                    None => w.backhaul_qdisc.clone(),
+                };
+                q.build(bdp, mtu, Rng::new(self.seed, 0))
+                    .map_err(|m| err("path.backhaul_qdisc", m))?;
+                w.stations
+            }
         };
         for (i, f) in self.flows.iter().enumerate() {
             let at = |k: &str| format!("flows[{i}].{k}");
@@ -669,6 +713,9 @@ pub const MAX_SAMPLES: u64 = 1_000_000;
 /// Most client hosts a wired path may have: each is a NIC, an access link and their queues;
 /// the studies use a few dozen at most.
 pub const MAX_CLIENTS: u32 = 1024;
+/// Largest number of stations in one BSS (nodes are numbered in 16 bits; a BSS has at most 2007
+/// association IDs, far above what a contention simulation is meaningful for).
+pub const MAX_STATIONS: u32 = 255;
 
 /// Largest per-packet L2 overhead, bytes: the largest IP packet. Real headers are tens of
 /// bytes (Ethernet 38); the bound keeps the serialisation time of any frame finite at 1 bit/s.
@@ -773,6 +820,7 @@ fn locate_path(table: Option<&Value>, message: String) -> ScenarioError {
     let inner = match kind.as_ref().and_then(Value::as_str) {
         Some("wired") => serde_path_to_error::deserialize::<_, WiredSpec>(&fields).err(),
         Some("trace") => serde_path_to_error::deserialize::<_, TracePathSpec>(&fields).err(),
+        Some("wifi") => serde_path_to_error::deserialize::<_, WifiPathSpec>(&fields).err(),
         _ => None,
     };
     let Some(e) = inner else {
@@ -891,6 +939,55 @@ impl WiredSpec {
             ));
         }
         self.qdisc.validate().map_err(|m| err("path.qdisc", m))
+    }
+}
+
+impl WifiPathSpec {
+    /// Bandwidth-delay product of the backhaul at the base RTT, bytes (saturating).
+    pub fn bdp_bytes(&self) -> Bytes {
+        u64::try_from(self.backhaul.0 as u128 * self.rtt.0 as u128 / (8 * NSEC_PER_SEC as u128))
+            .unwrap_or(Bytes::MAX)
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        self.radio.validate().map_err(|m| err("path.radio", m))?;
+        if self.stations == 0 || self.stations > MAX_STATIONS {
+            return Err(err(
+                "path.stations",
+                format!(
+                    "got {}, expected 1 to {MAX_STATIONS} stations",
+                    self.stations
+                ),
+            ));
+        }
+        for (field, r) in [
+            ("path.backhaul", self.backhaul.0),
+            ("path.access_rate", self.access_rate.0),
+        ] {
+            if r == 0 {
+                return Err(err(field, "got 0 bit/s, expected a positive rate"));
+            }
+        }
+        if let Some(b) = self.backhaul_buffer {
+            if b.0.is_zero() {
+                return Err(err(
+                    "path.backhaul_buffer",
+                    format!("got \"{}\", expected a buffer of at least 1 packet", b.0),
+                ));
+            }
+        }
+        if self.l2_overhead > MAX_L2_OVERHEAD {
+            return Err(err(
+                "path.l2_overhead",
+                format!(
+                    "got {}, expected 0 to {MAX_L2_OVERHEAD} bytes (Ethernet: 38)",
+                    self.l2_overhead
+                ),
+            ));
+        }
+        self.backhaul_qdisc
+            .validate()
+            .map_err(|m| err("path.backhaul_qdisc", m))
     }
 }
 

@@ -22,8 +22,10 @@ use crate::metrics::results::{
 use crate::net::link::Link;
 use crate::net::qdisc::QdiscSpec;
 use crate::net::trace::TraceLinkSpec;
+use crate::net::wifi::Bss;
 use crate::scenario::{
-    err, Direction, PathSpec, PingKindSpec, Scenario, ScenarioError, TracePathSpec, WiredSpec,
+    err, Direction, PathSpec, PingKindSpec, Scenario, ScenarioError, TracePathSpec, WifiPathSpec,
+    WiredSpec,
 };
 use crate::sim::Rng;
 use crate::tcp::receiver::{EcnEcho, TcpReceiver};
@@ -126,6 +128,76 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, Sc
     })
 }
 
+fn build_wifi(s: &Scenario, w: &WifiPathSpec, world: &mut World) -> Result<Net, ScenarioError> {
+    let bss = Bss::new(&w.radio, w.stations as u16, Rng::new(s.seed, 500))
+        .map_err(|m| err("path.radio", m))?;
+    let b = world.add_bss("wifi".into(), bss);
+    let mut backhaul_spec = w.backhaul_qdisc.clone();
+    if let Some(buf) = w.backhaul_buffer {
+        backhaul_spec = backhaul_spec.with_limit(buf);
+    }
+    let (bdp, mtu) = (w.bdp_bytes(), s.stack.mtu);
+    let queue = |stream: u64| {
+        backhaul_spec
+            .build(bdp, mtu, Rng::new(s.seed, stream))
+            .map_err(|m| err("path.backhaul_qdisc", m))
+    };
+    let half = w.rtt.0 / 2;
+    let up = world.add_link(Link::new(
+        "backhaul",
+        w.backhaul.0,
+        half,
+        w.l2_overhead,
+        queue(501)?,
+    ));
+    let down = world.add_link(Link::new(
+        "backhaul-rev",
+        w.backhaul.0,
+        w.rtt.0 - half,
+        w.l2_overhead,
+        queue(502)?,
+    ));
+    let server_nic = world.add_link(host_nic(
+        s,
+        "server-nic".into(),
+        w.access_rate.0,
+        0,
+        w.l2_overhead,
+        299,
+    )?);
+    for l in [up, down, server_nic] {
+        world.watch(QueueRef::Link(l));
+    }
+    let bss = b as u16;
+    Ok(Net {
+        up: (1..=w.stations as u16)
+            .map(|sta| {
+                vec![
+                    Hop::Wifi {
+                        bss,
+                        from: sta,
+                        to: 0,
+                    },
+                    Hop::Link(up),
+                ]
+            })
+            .collect(),
+        down: (1..=w.stations as u16)
+            .map(|sta| {
+                vec![
+                    Hop::Link(server_nic),
+                    Hop::Link(down),
+                    Hop::Wifi {
+                        bss,
+                        from: 0,
+                        to: sta,
+                    },
+                ]
+            })
+            .collect(),
+    })
+}
+
 fn build_trace(s: &Scenario, t: &TracePathSpec, world: &mut World) -> Result<Net, ScenarioError> {
     let mtu = s.stack.mtu;
     let half = t.rtt.0 / 2;
@@ -205,6 +277,7 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
     let net = match &s.path {
         PathSpec::Wired(w) => build_wired(s, w, &mut world)?,
         PathSpec::Trace(t) => build_trace(s, t, &mut world)?,
+        PathSpec::Wifi(w) => build_wifi(s, w, &mut world)?,
     };
     for (i, f) in s.flows.iter().enumerate() {
         let id = i as u32;
@@ -235,7 +308,10 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
         );
         let mut receiver = TcpReceiver::new(id, ack_route, dscp, ecn);
         receiver.delayed_ack_enabled = s.stack.delayed_ack;
-        let name = f.name.clone().unwrap_or_else(|| format!("{}-{}-{i}", f.cc, f.direction.as_str()));
+        let name = f
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}-{i}", f.cc, f.direction.as_str()));
         let stop = f.stop.map_or(s.duration.0, |d| d.0.min(s.duration.0));
         world.add_flow(name, sender, receiver, f.start.0, stop);
     }
@@ -397,6 +473,16 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
                 series: series.clone(),
             })
             .collect(),
+        wifi: world
+            .bsses
+            .iter()
+            .enumerate()
+            .map(|(i, w)| SeriesOf {
+                id: i as u32,
+                name: w.name.clone(),
+                series: w.series.clone(),
+            })
+            .collect(),
     };
     RunResult {
         summary: RunSummary {
@@ -421,6 +507,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
         flows,
         pings,
         queues,
+        wifi: world.wifi_summaries(horizon),
         series,
     }
 }

@@ -13,11 +13,14 @@
 
 use std::collections::VecDeque;
 
-use crate::metrics::results::{FlowSeries, PingSeries, QueueSeries, QueueSummary};
+use crate::metrics::results::{
+    FlowSeries, PingSeries, QueueSeries, QueueSummary, WifiNodeSummary, WifiSeries,
+};
 use crate::metrics::Histogram;
 use crate::net::link::{Link, Wake};
 use crate::net::packet::{Kind, Packet, ICMP_HEADER, UDP_HEADER};
 use crate::net::trace::{TraceLink, TraceWake};
+use crate::net::wifi::{Bss, NodeStats, WifiOut};
 use crate::sim::EventQueue;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{Out, SenderTimer, TcpSender};
@@ -29,6 +32,12 @@ pub enum Hop {
     Link(u32),
     /// A trace-driven link direction.
     Trace(u32),
+    /// A Wi-Fi BSS: from node `from` to node `to` (node 0 is the AP).
+    Wifi {
+        bss: u16,
+        from: u16,
+        to: u16,
+    },
     /// TCP sender of flow n (ACKs end here).
     Sender(u32),
     /// TCP receiver of flow n (data ends here).
@@ -45,6 +54,7 @@ pub enum Event {
     LinkArrival(u32),
     TraceOpportunity(u32),
     TraceArrival(u32),
+    WifiWake(u32),
     SenderTimer(u32, SenderTimer),
     DelAck(u32),
     FlowStart(u32),
@@ -77,6 +87,17 @@ impl Flow {
             .unwrap_or(self.receiver.delivered_bytes)
             - self.delivered_at_from
     }
+}
+
+/// A Wi-Fi BSS and what the world records of it.
+pub struct WifiBss {
+    pub name: String,
+    pub bss: Bss,
+    /// Per-node statistics at the last sample, for per-step differences.
+    last: Vec<NodeStats>,
+    /// Airtime of each node at the end of the warm-up.
+    airtime_at_warmup: Vec<Nanos>,
+    pub series: WifiSeries,
 }
 
 /// A queue the world records: a wired link's or a trace link's.
@@ -112,6 +133,7 @@ pub struct World {
     pub queue: EventQueue<Event>,
     pub links: Vec<Link>,
     pub traces: Vec<TraceLink>,
+    pub bsses: Vec<WifiBss>,
     pub routes: Vec<Vec<Hop>>,
     pub flows: Vec<Flow>,
     pub pings: Vec<Ping>,
@@ -119,6 +141,8 @@ pub struct World {
     pub watched: Vec<(QueueRef, QueueSeries)>,
     /// Bytes each trace link had delivered at the end of the warm-up.
     trace_delivered_at_warmup: Vec<u64>,
+    /// TX completions reported by Wi-Fi (flow, truesize), drained after each BSS call.
+    completed: Vec<(u32, u32)>,
     pub step: Nanos,
     /// Summary statistics (percentiles, goodput) count from this time on.
     pub warmup: Nanos,
@@ -133,6 +157,8 @@ impl World {
             queue: EventQueue::default(),
             links: Vec::new(),
             traces: Vec::new(),
+            bsses: Vec::new(),
+            completed: Vec::new(),
             routes: Vec::new(),
             flows: Vec::new(),
             pings: Vec::new(),
@@ -156,6 +182,19 @@ impl World {
         link.record_from = self.warmup;
         self.traces.push(link);
         (self.traces.len() - 1) as u32
+    }
+
+    pub fn add_bss(&mut self, name: String, mut bss: Bss) -> u32 {
+        bss.set_record_from(self.warmup);
+        let last = bss.stats().nodes;
+        self.bsses.push(WifiBss {
+            name,
+            bss,
+            airtime_at_warmup: vec![0; last.len()],
+            last,
+            series: WifiSeries::default(),
+        });
+        (self.bsses.len() - 1) as u32
     }
 
     pub fn add_route(&mut self, hops: Vec<Hop>) -> u32 {
@@ -372,6 +411,17 @@ impl World {
                     self.queue.schedule(t, Event::TraceArrival(id));
                 }
             }
+            Event::WifiWake(b) => {
+                let mut out = WifiOut {
+                    delivered: &mut self.work,
+                    completed: &mut self.completed,
+                    dropped: &mut self.dropped,
+                };
+                if let Some(t) = self.bsses[b as usize].bss.wake(now, &mut out) {
+                    self.queue.schedule(t, Event::WifiWake(b));
+                }
+                self.wifi_completions();
+            }
             Event::SenderTimer(f, which) => self.with_sender(f, |s, out| s.on_timer(which, out)),
             Event::DelAck(f) => {
                 let flow = &mut self.flows[f as usize];
@@ -396,6 +446,9 @@ impl World {
                 }
                 self.trace_delivered_at_warmup =
                     self.traces.iter().map(|t| t.delivered_bytes).collect();
+                for w in &mut self.bsses {
+                    w.airtime_at_warmup = w.bss.stats().nodes.iter().map(|n| n.airtime).collect();
+                }
             }
             Event::PingSend(p) => self.send_ping(p),
             Event::Sample => {
@@ -457,6 +510,20 @@ impl World {
                     self.schedule_trace_wake(t, wake);
                     self.handle_drops(None);
                 }
+                Hop::Wifi { bss, from, to } => {
+                    let mut out = WifiOut {
+                        delivered: &mut self.work,
+                        completed: &mut self.completed,
+                        dropped: &mut self.dropped,
+                    };
+                    if let Some(t) = self.bsses[bss as usize]
+                        .bss
+                        .accept(pkt, from, to, now, &mut out)
+                    {
+                        self.queue.schedule(t, Event::WifiWake(bss as u32));
+                    }
+                    self.wifi_completions();
+                }
                 Hop::Receiver(f) => {
                     let flow = &mut self.flows[f as usize];
                     if let Some(t) = flow.receiver.on_data(&pkt, now, &mut self.work) {
@@ -482,6 +549,17 @@ impl World {
                 }
             }
         }
+    }
+
+    /// Release the TSQ charge of the packets a BSS reported complete (acknowledged by a Block
+    /// Ack or finally dropped), then count its drops (their TSQ charge is in `completed`).
+    fn wifi_completions(&mut self) {
+        let mut done = std::mem::take(&mut self.completed);
+        for (flow, truesize) in done.drain(..) {
+            self.with_sender(flow, |s, out| s.on_tx_complete(truesize, out));
+        }
+        self.completed = done;
+        self.handle_drops(None);
     }
 
     /// Account packets a queue dropped; a drop at the sender's own NIC frees its TSQ charge.
@@ -520,10 +598,64 @@ impl World {
                 flow.series.record(now, goodput_bps, &flow.sender);
             }
         }
+        for w in &mut self.bsses {
+            let nodes = w.bss.stats().nodes;
+            for (n, (cur, prev)) in nodes.iter().zip(&w.last).enumerate() {
+                let d = cur.ampdu_size.since(&prev.ampdu_size);
+                let q = |p: f64| d.quantile(p).unwrap_or(f64::NAN);
+                let s = &mut w.series;
+                s.t.push(crate::units::secs(now));
+                s.node.push(n as u16);
+                s.ampdu_mean.push(d.mean().unwrap_or(f64::NAN));
+                s.ampdu_p10.push(q(0.1));
+                s.ampdu_p50.push(q(0.5));
+                s.ampdu_p90.push(q(0.9));
+                s.airtime
+                    .push((cur.airtime - prev.airtime) as f64 / step as f64);
+                s.collisions.push(cur.collisions - prev.collisions);
+                s.mpdu_retries.push(cur.mpdu_retries - prev.mpdu_retries);
+                s.backlog.push(w.bss.backlog(n as u16) as u64);
+            }
+            w.last = nodes;
+        }
         for i in 0..self.watched.len() {
             let (packets, bytes, drops) = self.backlog(self.watched[i].0);
             self.watched[i].1.push(now, packets, bytes, drops);
         }
+    }
+
+    /// Per-node Wi-Fi summaries over [warm-up, `end`].
+    pub fn wifi_summaries(&self, end: Nanos) -> Vec<WifiNodeSummary> {
+        let measured = end.saturating_sub(self.warmup).max(1) as f64;
+        let ms = |v: Option<f64>| v.map(|x| x / 1e6);
+        let mut out = Vec::new();
+        for (b, w) in self.bsses.iter().enumerate() {
+            for (n, st) in w.bss.stats().nodes.iter().enumerate() {
+                let h = &st.ampdu_size;
+                out.push(WifiNodeSummary {
+                    bss: b as u32,
+                    node: n as u16,
+                    name: if n == 0 {
+                        format!("{}-ap", w.name)
+                    } else {
+                        format!("{}-sta{n}", w.name)
+                    },
+                    ppdus: st.ppdus,
+                    ampdu_mean: h.mean(),
+                    ampdu_p10: h.quantile(0.1),
+                    ampdu_p50: h.quantile(0.5),
+                    ampdu_p90: h.quantile(0.9),
+                    airtime: (st.airtime - w.airtime_at_warmup.get(n).copied().unwrap_or(0)) as f64
+                        / measured,
+                    collisions: st.collisions,
+                    mpdu_retries: st.mpdu_retries,
+                    drops: st.drops(),
+                    txq_sojourn_p50_ms: ms(st.txq_sojourn.quantile(0.5)),
+                    txq_sojourn_p95_ms: ms(st.txq_sojourn.quantile(0.95)),
+                });
+            }
+        }
+        out
     }
 
     pub fn events_processed(&self) -> u64 {

@@ -118,6 +118,25 @@ impl Histogram {
         self.max = self.max.max(other.max);
     }
 
+    /// The samples recorded since `earlier` (an earlier copy of this histogram), for
+    /// per-interval statistics. Min and max become the bounds of the extreme non-empty buckets.
+    pub fn since(&self, earlier: &Histogram) -> Histogram {
+        let mut d = Histogram::default();
+        d.counts = self.counts.clone();
+        for (a, b) in d.counts.iter_mut().zip(&earlier.counts) {
+            *a -= b;
+        }
+        d.total = self.total - earlier.total;
+        d.sum = self.sum - earlier.sum;
+        if d.total > 0 {
+            let first = d.counts.iter().position(|&c| c > 0).unwrap_or(0);
+            let last = d.counts.iter().rposition(|&c| c > 0).unwrap_or(0);
+            d.min = bounds_of(first).0.max(self.min);
+            d.max = (bounds_of(last).1 - 1).min(self.max);
+        }
+        d
+    }
+
     /// Non-empty buckets as (low, high, count), for exporting the distribution.
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
         self.counts
@@ -176,6 +195,24 @@ mod tests {
             let (lo, hi) = bounds_of(index_of(v));
             assert!(lo <= v && v < hi, "{v} not in [{lo},{hi})");
         }
+    }
+
+    #[test]
+    fn since_keeps_only_the_later_samples() {
+        let mut h = Histogram::default();
+        for v in [1, 2, 3] {
+            h.record(v);
+        }
+        let snap = h.clone();
+        for v in [10, 20, 30, 40] {
+            h.record(v);
+        }
+        let d = h.since(&snap);
+        assert_eq!(d.count(), 4);
+        assert_eq!(d.mean(), Some(25.0));
+        assert_eq!(d.quantile(0.5), Some(20.0));
+        assert_eq!((d.min(), d.max()), (Some(10), Some(40)));
+        assert_eq!(h.since(&h).count(), 0);
     }
 
     #[test]

@@ -87,6 +87,44 @@ impl FlowSeries {
     }
 }
 
+/// A-MPDU and airtime statistics of the Wi-Fi nodes, one row per node per STEP (long form).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WifiSeries {
+    pub t: Vec<f64>,
+    pub node: Vec<u16>,
+    /// MPDUs per A-MPDU sent in the step (NaN when none was sent).
+    pub ampdu_mean: Vec<f64>,
+    pub ampdu_p10: Vec<f64>,
+    pub ampdu_p50: Vec<f64>,
+    pub ampdu_p90: Vec<f64>,
+    /// Share of the step's time this node spent transmitting.
+    pub airtime: Vec<f64>,
+    pub collisions: Vec<u64>,
+    pub mpdu_retries: Vec<u64>,
+    /// Packets in the node's TXQs.
+    pub backlog: Vec<u64>,
+}
+
+/// Summary of one Wi-Fi node (the AP is node 0) over the run after the warm-up.
+#[derive(Debug, Clone, Serialize)]
+pub struct WifiNodeSummary {
+    pub bss: u32,
+    pub node: u16,
+    pub name: String,
+    pub ppdus: u64,
+    pub ampdu_mean: Option<f64>,
+    pub ampdu_p10: Option<f64>,
+    pub ampdu_p50: Option<f64>,
+    pub ampdu_p90: Option<f64>,
+    /// Airtime used / (duration - warmup).
+    pub airtime: f64,
+    pub collisions: u64,
+    pub mpdu_retries: u64,
+    pub drops: u64,
+    pub txq_sojourn_p50_ms: Option<f64>,
+    pub txq_sojourn_p95_ms: Option<f64>,
+}
+
 /// Summary of one flow.
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowSummary {
@@ -184,6 +222,7 @@ pub struct RunSeries {
     pub flows: Vec<SeriesOf<FlowSeries>>,
     pub pings: Vec<SeriesOf<PingSeries>>,
     pub queues: Vec<SeriesOf<QueueSeries>>,
+    pub wifi: Vec<SeriesOf<WifiSeries>>,
 }
 
 /// Everything a run produces.
@@ -193,6 +232,7 @@ pub struct RunResult {
     pub flows: Vec<FlowSummary>,
     pub pings: Vec<PingSummary>,
     pub queues: Vec<QueueSummary>,
+    pub wifi: Vec<WifiNodeSummary>,
     pub series: RunSeries,
 }
 

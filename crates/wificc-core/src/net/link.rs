@@ -190,9 +190,12 @@ impl Link {
         self.tx_packets += 1;
         self.tx_bytes += pkt.size as u64;
         let mut wake = Wake::default();
+        let mut pkt = pkt;
         if self.reports_tx_completion && pkt.kind == Kind::Data && pkt.truesize > 0 {
             self.completion = Some((pkt.flow, pkt.truesize));
             self.tx_pending = true;
+            // The skb is freed at the host: no later hop may report its completion again.
+            pkt.truesize = 0;
         }
         if self.delay == 0 {
             self.in_service = Some(pkt);
