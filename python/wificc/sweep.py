@@ -2,18 +2,19 @@
 
 A grid is a TOML (or JSON) document::
 
+    description = "TSQ and rate"         # free text
     test = "tcp_upload"                  # a catalog test (wificc.scenarios), or leave it out
     scenario = "base.toml"               # the base scenario: a file (relative to the grid
                                          # file) or an inline [scenario] table; with a test it
                                          # is the test's base, as `wificc run TEST --scenario`
     repetitions = 3                      # runs of every grid point; seed = base seed + r
     [options]                            # catalog options of the test (scenarios.build):
-    length = "10s"                       # rate, rtt, buffer, qdisc, cc, tsq, tp, length, ...
+    length = "10s"                       # path, rate, rtt, buffer, qdisc, cc, tsq, tp, ...
     [grid]                               # the product of these lists
     cc = ["cubic", "bbr"]                # a catalog option (needs a test)
-    "path.rate" = ["10mbit", "50mbit"]   # a scenario field by its dotted path
-    "flows[0].cc_params.beta" = [0.7, 0.8]
-    [[zip]]                              # lists that vary together (equal lengths), one more
+    "stack.tsq" = ["1ms", "4ms"]         # a scenario field by its dotted path
+    "flows[0].cc_params.bbrp_pace" = [5, 6]
+    [[zip]]                              # lists that vary together (equal lengths): one more
     "path.rate" = ["10mbit", "1gbit"]    # factor of the product
     "path.rtt" = ["50ms", "10ms"]
 
@@ -37,6 +38,7 @@ columns of :func:`summary_columns`.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import inspect
 import itertools
@@ -160,6 +162,7 @@ def load_grid(grid: GridLike) -> tuple[dict[str, Any], Path]:
     return scenarios.load(path), path.parent
 
 
+@functools.cache
 def _option_hints() -> dict[str, Any]:
     """The keyword options of :func:`wificc.scenarios.build` with their type hints."""
     hints = typing.get_type_hints(scenarios.build)
@@ -274,6 +277,13 @@ def set_path(scenario: dict[str, Any], key: str, value: Any) -> None:
             node = node[step]
 
 
+def _at_least_one(name: str, value: Any) -> int:
+    """A count given by the user: an integer of at least 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}: got {json.dumps(value)}, expected an integer of at least 1")
+    return value
+
+
 def _flat_keys(table: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
     """(dotted key, value) of a grid table; TOML's bare dotted keys arrive as nested tables."""
     for key, value in table.items():
@@ -334,12 +344,11 @@ def parse_grid(document: Mapping[str, Any], root: Path = Path(".")) -> Grid:
     for key, value in raw_options.items():
         name = _option_name(key)
         if name is None:
-            names = ", ".join(OPTION_ALIASES.get(n, n) for n in _option_hints() if n != "path_kind")
-            raise ValueError(f"options.{key}: unknown catalog option, expected one of path, {names}")
+            keys = {name: key for key, name in OPTION_ALIASES.items()}
+            names = ", ".join(keys.get(n, n) for n in _option_hints())
+            raise ValueError(f"options.{key}: unknown catalog option, expected one of {names}")
         options[name] = _option_value(key, name, value, "options.")
-    repetitions = document.get("repetitions", 1)
-    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
-        raise ValueError(f"repetitions: got {json.dumps(repetitions)}, expected an integer of at least 1")
+    repetitions = _at_least_one("repetitions", document.get("repetitions", 1))
 
     seen: set[str] = set()
     factors: list[list[dict[str, Any]]] = []
@@ -413,10 +422,7 @@ def expand(grid: GridLike | Grid, repetitions: int | None = None) -> list[Run]:
     """
     if not isinstance(grid, Grid):
         grid = parse_grid(*load_grid(grid))
-    if repetitions is None:
-        repetitions = grid.repetitions
-    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
-        raise ValueError(f"repetitions: got {json.dumps(repetitions)}, expected an integer of at least 1")
+    repetitions = grid.repetitions if repetitions is None else _at_least_one("repetitions", repetitions)
     runs: list[Run] = []
     owner: dict[str, Run] = {}
     for point in points(grid):
@@ -526,8 +532,13 @@ def _execute_local(todo: list[Run], workers: int, collector: _Collector) -> None
     context = multiprocessing.get_context("fork" if fork else None)
     with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context) as pool:
         futures = {pool.submit(simulate, json.dumps(run.scenario)): run for run in todo}
-        for future in as_completed(futures):
-            collector.take(futures[future], future.result)
+        try:
+            for future in as_completed(futures):
+                collector.take(futures[future], future.result)
+        except BaseException:
+            # Interrupted: drop the queued runs rather than simulate them for nothing.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 @contextmanager
@@ -598,8 +609,8 @@ def sweep(
     pool. ``repetitions`` overrides the grid's. Raises :class:`SweepError` after storing every
     other run if some runs failed.
     """
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers: got {json.dumps(workers)}, expected an integer of at least 1")
+    if workers is not None:
+        _at_least_one("workers", workers)
     if workers is not None and scheduler is not None:
         raise ValueError("workers: a Dask cluster has its own workers; give workers or scheduler, not both")
     runs = expand(grid, repetitions)
