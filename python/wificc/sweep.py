@@ -626,7 +626,7 @@ def sweep(
     # Connect before the progress bar shows: an unreachable scheduler is reported at once.
     cluster = _dask_client(scheduler) if scheduler is not None and todo else nullcontext()
     try:
-        with cluster as client, bar_of(console, progress and bool(todo)) as bar:
+        with cluster as client, bar_of(console, progress) as bar:
             task = bar.add_task(
                 f"sweep ({len(runs) - len(todo)} of {len(runs)} already done)", total=len(todo)
             )

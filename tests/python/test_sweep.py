@@ -1,6 +1,7 @@
 """Sweeps: grid expansion, run ids, the results directory, resuming, interruption, Dask."""
 
 import hashlib
+import io
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ import pandas as pd
 import pytest
 import typer
 import wificc
+from rich.console import Console
 from typer.testing import CliRunner
 from wificc import storage
 from wificc.result import SCENARIO_FILE, TABLE_FILES
@@ -270,12 +272,16 @@ def _short_grid(n_ccs: int = 2) -> dict:
 
 def test_a_rerun_skips_finished_runs_and_redoes_only_missing_ones(tmp_path, monkeypatch):
     out = tmp_path / "out"
-    first = wificc.sweep(_short_grid(), out, workers=1, progress=False)
+    shown = io.StringIO()
+    first = wificc.sweep(_short_grid(), out, workers=1, console=Console(file=shown, width=100))
+    assert shown.getvalue().startswith("done cc=bbr, repetition 1 ") and " 4/4 " in shown.getvalue()
     calls = []
     simulate = sweep_module.simulate
     monkeypatch.setattr(sweep_module, "simulate", lambda text: calls.append(text) or simulate(text))
-    again = wificc.sweep(_short_grid(), out, workers=1, progress=False)
+    shown = io.StringIO()
+    again = wificc.sweep(_short_grid(), out, workers=1, console=Console(file=shown, width=100))
     assert calls == []
+    assert shown.getvalue().startswith("sweep (4 of 4 already done) ")
     pd.testing.assert_frame_equal(again.drop(columns="wall_s"), first.drop(columns="wall_s"))
     # Lose one run and the table: only that run is simulated again, the table is rebuilt.
     lost = first["run_id"][2]
