@@ -180,46 +180,62 @@ def _option_name(key: str) -> str | None:
     return name if name in _option_hints() else None
 
 
+# Catalog option types as error messages say them.
+_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    bool: "true or false",
+    float: "a number",
+    Path: "a file path",
+}
+
+
+def _is_union(hint: Any) -> bool:
+    return isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
+
+
+def _is_list_of_str(origin: Any) -> bool:
+    """A generic such as ``Iterable[str]`` or ``Sequence[str]``: a list in a grid."""
+    return isinstance(origin, type) and issubclass(origin, Iterable) and not issubclass(origin, str | Mapping)
+
+
 def _expected(hint: Any) -> str:
     """How a type hint reads in an error message."""
-    args = typing.get_args(hint)
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return " or ".join(_expected(a) for a in args if a is not type(None))
+    if _is_union(hint):
+        names = [n for a in typing.get_args(hint) if a is not type(None) for n in _expected(a).split(" or ")]
+        return " or ".join(dict.fromkeys(names))
     origin = typing.get_origin(hint) or hint
-    names = {str: "a string", int: "an integer", bool: "true or false", float: "a number"}
-    if origin in names:
-        return names[origin]
-    if origin is Mapping or (isinstance(origin, type) and issubclass(origin, Mapping)):
+    if origin in _TYPE_NAMES:
+        return _TYPE_NAMES[origin]
+    if isinstance(origin, type) and issubclass(origin, Mapping):
         return "a table"
-    return "a string or a list of strings"
+    if _is_list_of_str(origin):
+        return "a string or a list of strings"  # one string stands for a list of one
+    return f"a {getattr(origin, '__name__', origin)}"
 
 
 def _conforms(value: Any, hint: Any) -> bool:
     if hint is Any:
         return True
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+    if _is_union(hint):
         return any(_conforms(value, a) for a in typing.get_args(hint) if a is not type(None))
     origin = typing.get_origin(hint) or hint
-    if origin is bool:
-        return isinstance(value, bool)
-    if origin is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+    if origin in (int, float) and isinstance(value, bool):
+        return False
     if origin is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if origin is str:
-        return isinstance(value, str)
+        return isinstance(value, int | float)
     if isinstance(origin, type) and issubclass(origin, Mapping):
         return isinstance(value, Mapping)
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if _is_list_of_str(origin):
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, origin)
 
 
 def _option_value(key: str, name: str, value: Any, where: str) -> Any:
     """A catalog option's value checked against its type; one string stands for a list of one."""
     hint = _option_hints()[name]
-    origin = typing.get_origin(hint)
-    if isinstance(value, str) and isinstance(origin, type) and issubclass(origin, Iterable):
-        if not issubclass(origin, str | Mapping):
-            value = [value]
+    if isinstance(value, str) and _is_list_of_str(typing.get_origin(hint)):
+        value = [value]
     if not _conforms(value, hint):
         raise ValueError(f"{where}{key}: got {json.dumps(value)}, expected {_expected(hint)}")
     return value

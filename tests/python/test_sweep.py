@@ -153,6 +153,12 @@ def test_run_ids_hash_the_resolved_scenario():
         ),
         ({"test": "tcp_upload", "options": {"length": 2}}, "options.length: got 2, expected a string"),
         ({"test": "tcp_upload", "options": {"flows": "2"}}, 'options.flows: got "2", expected an integer'),
+        (
+            {"test": "tcp_upload", "grid": {"cc": [["bbr", 1]]}},
+            'grid point cc=["bbr", 1]: cc: got ["bbr", 1], expected a string or a list of strings',
+        ),
+        ({"test": "tcp_upload", "options": {"ping": 1}}, "options.ping: got 1, expected true or false"),
+        ({"test": "tcp_upload", "options": {"cc_params": 1}}, "options.cc_params: got 1, expected a table"),
         ({"test": "tcp_upload", "repetitions": 0}, "repetitions: got 0, expected an integer of at least 1"),
         (
             {"test": "tcp_upload", "grid": {"cc": "bbr"}},
