@@ -121,8 +121,7 @@ impl Histogram {
     /// The samples recorded since `earlier` (an earlier copy of this histogram), for
     /// per-interval statistics. Min and max become the bounds of the extreme non-empty buckets.
     pub fn since(&self, earlier: &Histogram) -> Histogram {
-        let mut d = Histogram::default();
-        d.counts = self.counts.clone();
+        let mut d = Histogram { counts: self.counts.clone(), ..Histogram::default() };
         for (a, b) in d.counts.iter_mut().zip(&earlier.counts) {
             *a -= b;
         }
