@@ -168,9 +168,7 @@ def available() -> list[str]:
 
 def _state(ops_id: int) -> str | None:
     """State of a struct_ops map (INUSE while registered), or None if it is gone."""
-    done = subprocess.run(
-        ["bpftool", "-j", "struct_ops", "dump", "id", str(ops_id)], capture_output=True, text=True
-    )
+    done = subprocess.run(["bpftool", "-j", "struct_ops", "dump", "id", str(ops_id)], capture_output=True, text=True)
     match = re.search(r'"state":\s*"BPF_STRUCT_OPS_STATE_(\w+)"', done.stdout)
     return match.group(1) if match else None
 
@@ -461,17 +459,14 @@ def status(names: Iterable[str] = ()) -> list[Status]:
     for name in chosen:
         ops_id = registered(name)
         pinned = (pin_dir(name) / "knobs").exists()
-        rows.append(
-            Status(name, object_path(name).is_file(), ops_id, pinned, tuple(knobs(name)) if pinned else ())
-        )
+        rows.append(Status(name, object_path(name).is_file(), ops_id, pinned, tuple(knobs(name)) if pinned else ()))
     return rows
 
 
 # ---- command line (mounted as `wificc bpf`) ----
 
 app = typer.Typer(
-    help="The BBR variants as real Linux congestion controls (BPF struct_ops): "
-    "wbbr, wbbrp, wbbrn, wbbr_apg, wbbr_pg.",
+    help="The BBR variants as real Linux congestion controls (BPF struct_ops): wbbr, wbbrp, wbbrn, wbbr_apg, wbbr_pg.",
     no_args_is_help=True,
 )
 
@@ -499,9 +494,7 @@ def build_cmd() -> None:
             typer.echo(f"built {path}")
 
 
-def _apply(
-    names: list[str] | None, action: Callable[[list[str]], list[str]], done: str, skipped: str
-) -> None:
+def _apply(names: list[str] | None, action: Callable[[list[str]], list[str]], done: str, skipped: str) -> None:
     """Run `action` on the chosen names and report each as `done` or `skipped`."""
     with _errors():
         chosen = checked_names(names or ())

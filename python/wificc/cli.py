@@ -27,8 +27,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from wificc import api, bench, scenarios
+from wificc import api, bench, bpf, models, scenarios
 from wificc.result import Result, staging_path
+from wificc.sweep import sweep_command
 
 # Exit code of a rejected scenario, option or file (as for a command-line usage error).
 EXIT_USER_ERROR = 2
@@ -114,7 +115,32 @@ def summary_tables(result: Result) -> list[Table]:
                 for q in raw["queues"]
             ],
         ),
+        *(
+            [
+                _table(
+                    "Wi-Fi nodes",
+                    ["node", "A-MPDU mean", "A-MPDU p50", "airtime", "collisions", "MPDU retries"],
+                    [
+                        [
+                            w["name"],
+                            _num(w["ampdu_mean"]),
+                            _num(w["ampdu_p50"]),
+                            _percent(w["airtime"]),
+                            str(w["collisions"]),
+                            str(w["mpdu_retries"]),
+                        ]
+                        for w in raw["wifi"]
+                    ],
+                )
+            ]
+            if raw.get("wifi")
+            else []
+        ),
     ]
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
 
 
 def run_report(test: str | None, result: Result, out: Path | None) -> dict[str, Any]:
@@ -127,11 +153,12 @@ def run_report(test: str | None, result: Result, out: Path | None) -> dict[str, 
         "flows": raw["flows"],
         "pings": raw["pings"],
         "queues": raw["queues"],
+        "wifi": raw.get("wifi", []),
         "out": None if out is None else str(out),
     }
 
 
-@app.command()
+@app.command(epilog="Tests: " + ", ".join(scenarios.TESTS) + ". See 'wificc tests NAME'.")
 def run(
     test: Annotated[
         str | None, typer.Argument(help=f"Test to run: {', '.join(scenarios.TESTS)}.", show_default=False)
@@ -140,14 +167,18 @@ def run(
         Path | None,
         typer.Option("--scenario", help="Scenario file (TOML/JSON): run as written, or the base of TEST."),
     ] = None,
-    path: Annotated[str | None, typer.Option("--path", help="Path preset: wired.")] = None,
+    path: Annotated[str | None, typer.Option("--path", help="Path preset: wired, wifi, hybrid or trace.")] = None,
+    chipset: Annotated[
+        str | None,
+        typer.Option(help="Wi-Fi chipset preset: ath9k-htc, ath9k, ath10k-1x1, ath10k, qca9377, ax201."),
+    ] = None,
+    backhaul: Annotated[str | None, typer.Option(help="Wi-Fi path: AP <-> server wired rate.")] = None,
+    stations: Annotated[int | None, typer.Option(help="Wi-Fi path: number of stations.")] = None,
     rate: Annotated[str | None, typer.Option(help="Bottleneck rate, e.g. 50mbit.")] = None,
     rtt: Annotated[str | None, typer.Option(help="Base round-trip time, e.g. 20ms.")] = None,
     buffer: Annotated[str | None, typer.Option(help="Bottleneck buffer: 100p, 64kb or 1bdp.")] = None,
     qdisc: Annotated[str | None, typer.Option(help="Bottleneck qdisc: pfifo, fq_codel, ...")] = None,
-    cc: Annotated[
-        list[str] | None, typer.Option("--cc", help="Congestion control; repeat for one flow each.")
-    ] = None,
+    cc: Annotated[list[str] | None, typer.Option("--cc", help="Congestion control; repeat for one flow each.")] = None,
     cc_param: Annotated[
         list[str] | None, typer.Option("--cc-param", help="KEY=VALUE for every flow's congestion control.")
     ] = None,
@@ -161,21 +192,25 @@ def run(
     seed: Annotated[int | None, typer.Option(help="Seed of every random stream.")] = None,
     warmup: Annotated[str | None, typer.Option(help="Time the summaries ignore at the start.")] = None,
     step: Annotated[str | None, typer.Option(help="Sampling and ping interval, default 200ms.")] = None,
-    ping: Annotated[
-        bool | None, typer.Option("--ping/--no-ping", help="ICMP ping for the whole test.")
-    ] = None,
+    ping: Annotated[bool | None, typer.Option("--ping/--no-ping", help="ICMP ping for the whole test.")] = None,
     direction: Annotated[str | None, typer.Option(help="Direction of the TCP flows: up or down.")] = None,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object instead of tables.")
-    ] = False,
-    out: Annotated[
-        Path | None, typer.Option(help="Write the run's Parquet files into this directory.")
-    ] = None,
+    tsq_packets: Annotated[int | None, typer.Option(help="bottleneck_curve: static TSQ limit, packets.")] = None,
+    rtts: Annotated[str | None, typer.Option(help="rtt_fairness: each flow's base RTT, e.g. 10ms,50ms.")] = None,
+    against: Annotated[str | None, typer.Option(help="inter_protocol: the competing CCA (cubic).")] = None,
+    trace_up: Annotated[Path | None, typer.Option(help="Trace path: Mahimahi trace of the uplink.")] = None,
+    trace_down: Annotated[Path | None, typer.Option(help="Trace path: Mahimahi trace of the downlink.")] = None,
+    rates: Annotated[str | None, typer.Option(help="Trace path: rate schedule, e.g. 12mbit,24mbit.")] = None,
+    step_at: Annotated[str | None, typer.Option(help="Trace path: when the later rates start, e.g. 3s.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Write the run's Parquet files into this directory.")] = None,
 ) -> None:
     """Run a test (tcp_upload, tcp_download, tcp_nup, tcp_ndown) or a scenario file."""
     with user_errors():
         options = {
             "path_kind": path,
+            "chipset": chipset,
+            "backhaul": backhaul,
+            "stations": stations,
             "rate": rate,
             "rtt": rtt,
             "buffer": buffer,
@@ -192,6 +227,13 @@ def run(
             "step": step,
             "ping": ping,
             "direction": direction,
+            "tsq_packets": tsq_packets,
+            "rtts": rtts,
+            "against": against,
+            "trace_up": trace_up,
+            "trace_down": trace_down,
+            "rates": rates,
+            "step_at": step_at,
         }
         scenario = scenario_of(test, scenario_file, {k: v for k, v in options.items() if v is not None})
         result = api.run(scenario)
@@ -250,9 +292,7 @@ def cc_show(name: Annotated[str, typer.Argument(help="Congestion control, e.g. c
     registry = _registry()
     with user_errors():
         if name not in registry:
-            raise ValueError(
-                f"cc: unknown congestion control {name!r}; expected one of {', '.join(registry)}"
-            )
+            raise ValueError(f"cc: unknown congestion control {name!r}; expected one of {', '.join(registry)}")
     entry = registry[name]
     typer.echo(f"{entry['name']}: {entry['summary']}")
     typer.echo(f"source: {entry['source']}")
@@ -277,9 +317,7 @@ def bench_command(
         ["goodput", f"{_mbit(figures['goodput_bps'])} Mbit/s"],
     ]
     p = bench.BENCH_PATH
-    typer.echo(
-        f"bench: one {bench.BENCH_CC} flow, {p['rate']}, {p['rtt']} RTT, {p['buffer']} {p['qdisc']['kind']}"
-    )
+    typer.echo(f"bench: one {bench.BENCH_CC} flow, {p['rate']}, {p['rtt']} RTT, {p['buffer']} {p['qdisc']['kind']}")
     out_console.print(_table("", ["figure", "value"], rows))
 
 
@@ -345,9 +383,7 @@ def demo(
         if cc not in registry:
             typer.echo(f"note: {cc} is not in this build's registry; skipped", err=True)
     with user_errors():
-        scenario_list = [
-            scenarios.build(DEMO_TEST, cc=[cc], length=length, delay=delay, **DEMO_OPTIONS) for cc in ccs
-        ]
+        scenario_list = [scenarios.build(DEMO_TEST, cc=[cc], length=length, delay=delay, **DEMO_OPTIONS) for cc in ccs]
         results = run_all(scenario_list, lambda i: ccs[i])
         out.mkdir(parents=True, exist_ok=True)
         rows = []
@@ -380,3 +416,52 @@ def demo(
     for path in paths:
         typer.echo(f"wrote {path}/ (Parquet tables, scenario.json)")
     typer.echo(f"wrote {summary_csv}")
+
+
+@app.command("tests")
+def tests_command(
+    name: Annotated[str | None, typer.Argument(help="Test to describe in full.")] = None,
+) -> None:
+    """List the test catalog, or describe one test: flows, series, pings, path and options."""
+    with user_errors():
+        text = scenarios.describe(name) if name is not None else None
+    if text is not None:
+        typer.echo(text)
+        return
+    rows = [[test, description] for test, description in scenarios.catalog()]
+    out_console.print(_table("Tests", ["test", "description"], rows, numbers=False))
+
+
+@app.command("model")
+def model_command(
+    name: Annotated[str, typer.Argument(help=f"Analytic model: {', '.join(models.MODELS)}.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the tables as JSON.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Write the model's figures (PNG, SVG) here.")] = None,
+) -> None:
+    """Analytic models (SPEC 7): the hybrid Wi-Fi bottleneck, BBR startup gains, BBR-PG fluid shares."""
+    with user_errors():
+        if name not in models.MODELS:
+            raise ValueError(f"model: got {name!r}, expected one of {', '.join(models.MODELS)}")
+        result = models.MODELS[name]()
+        written = models.FIGURES[name](Path(out) / name) if out is not None else []
+    if json_output:
+        print(json.dumps(result))
+        return
+    tables = {k: v for k, v in result.items() if isinstance(v, list) and v and isinstance(v[0], dict)}
+    for table_name, rows in tables.items():
+        columns = list(rows[0])
+        shown = rows if len(rows) <= 40 else rows[:: max(1, len(rows) // 40)]
+        body = [[_cell(row[c]) for c in columns] for row in shown]
+        out_console.print(_table(f"{name}: {table_name}", columns, body))
+    for path in written:
+        typer.echo(f"wrote {path}")
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+app.command("sweep")(sweep_command)
+app.add_typer(bpf.app, name="bpf", help="BBR variants as BPF struct_ops congestion controls for real kernels.")

@@ -60,6 +60,20 @@ QUEUE_SERIES_COLUMNS: dict[str, str] = {
     "bytes": "int64",
     "drops": "int64",
 }
+WIFI_SERIES_COLUMNS: dict[str, str] = {
+    "t": "float64",
+    "bss": "int64",
+    "name": "str",
+    "node": "int64",
+    "ampdu_mean": "float64",
+    "ampdu_p10": "float64",
+    "ampdu_p50": "float64",
+    "ampdu_p90": "float64",
+    "airtime": "float64",
+    "collisions": "int64",
+    "mpdu_retries": "int64",
+    "backlog": "int64",
+}
 # The flow series' fields that hold the model in long form: model_series column -> field.
 MODEL_FIELDS = {"t": "model_t", "name": "model_name", "value": "model_value"}
 
@@ -71,10 +85,12 @@ TABLE_FILES = {
         "flows",
         "pings",
         "queues",
+        "wifi",
         "flow_series",
         "model_series",
         "ping_series",
         "queue_series",
+        "wifi_series",
     )
 }
 SCENARIO_FILE = "scenario.json"
@@ -152,11 +168,13 @@ class Result:
         self.flows = _records(self.raw["flows"])
         self.pings = _records(self.raw["pings"])
         self.queues = _records(self.raw["queues"])
+        self.wifi = _records(self.raw.get("wifi", []))
         series = self.raw["series"]
         self.flow_series = _series(series["flows"], "flow", FLOW_SERIES_COLUMNS)
         self.model_series = _series(series["flows"], "flow", MODEL_SERIES_COLUMNS, MODEL_FIELDS)
         self.ping_series = _series(series["pings"], "ping", PING_SERIES_COLUMNS)
         self.queue_series = _series(series["queues"], "queue", QUEUE_SERIES_COLUMNS)
+        self.wifi_series = _series(series.get("wifi", []), "bss", WIFI_SERIES_COLUMNS)
 
     @classmethod
     def from_json(cls, text: str) -> Result:
@@ -183,10 +201,12 @@ class Result:
             "flows": self.flows,
             "pings": self.pings,
             "queues": self.queues,
+            "wifi": self.wifi,
             "flow_series": self.flow_series,
             "model_series": self.model_series,
             "ping_series": self.ping_series,
             "queue_series": self.queue_series,
+            "wifi_series": self.wifi_series,
         }
 
     def save(self, directory: str | os.PathLike[str]) -> Path:

@@ -51,7 +51,13 @@ DEFAULT_TRACE_RTT = "100ms"
 DEFAULT_PATHS: dict[str, dict[str, Any]] = {
     "wired": DEFAULT_PATH,
     "trace": {"kind": "trace", "rtt": DEFAULT_TRACE_RTT},
+    # A station uploading to (or downloading from) a server on the AP's LAN.
+    "wifi": {"kind": "wifi", "rtt": "2ms", "radio": {"chipset": "ath9k"}},
+    # The Wi-Fi 6 study's hybrid bottleneck: ax201 station, 1 Gbit/s backhaul, 2.5 ms base RTT.
+    "hybrid": {"kind": "wifi", "rtt": "2.5ms", "radio": {"chipset": "ax201"}, "backhaul": "1gbit"},
 }
+# Path options that only the Wi-Fi path takes.
+WIFI_OPTIONS = ("chipset", "backhaul", "stations")
 # Flent's DELAY: ping-only time before and after the TCP flows.
 DEFAULT_DELAY = "5s"
 # TCP time of a test (Flent's LENGTH); the published Wi-Fi studies run 30 s.
@@ -342,9 +348,7 @@ def _check_options(name: str, test: Test, given: Mapping[str, Any]) -> dict[str,
             continue
         if option not in test.options:
             takers = [t for t, spec in TESTS.items() if option in spec.options]
-            raise ValueError(
-                f"{_flag(option)}: {name} does not take it; it is an option of {', '.join(takers)}"
-            )
+            raise ValueError(f"{_flag(option)}: {name} does not take it; it is an option of {', '.join(takers)}")
         values[option] = value
     return values
 
@@ -356,14 +360,10 @@ def _flow_ccs(name: str, test: Test, cc: list[str], flows: int | None) -> list[s
     if flows is not None and test.flows is not None:
         raise ValueError(f"--flows: {name} runs {test.flows} flow; use tcp_nup or tcp_ndown for N flows")
     if len(cc) > 1 and not test.mixed_cc:
-        raise ValueError(
-            f"--cc: got {len(cc)} congestion controls, but {name} runs {_layout_text(test)} of one"
-        )
+        raise ValueError(f"--cc: got {len(cc)} congestion controls, but {name} runs {_layout_text(test)} of one")
     if len(cc) > 1:
         if flows is not None and flows != len(cc):
-            raise ValueError(
-                f"--flows: got {flows}, but --cc names {len(cc)} congestion controls (one flow each)"
-            )
+            raise ValueError(f"--flows: got {flows}, but --cc names {len(cc)} congestion controls (one flow each)")
         return list(cc)
     count = flows if flows is not None else test.flows
     if count is None:
@@ -376,9 +376,7 @@ def _per_flow(cc: list[str], count: int, what: str) -> list[str]:
     if len(cc) in (0, 1):
         return [cc[0] if cc else DEFAULT_CC] * count
     if len(cc) != count:
-        raise ValueError(
-            f"--cc: got {len(cc)}, expected one for every flow or one each for the {count} {what}"
-        )
+        raise ValueError(f"--cc: got {len(cc)}, expected one for every flow or one each for the {count} {what}")
     return list(cc)
 
 
@@ -425,8 +423,7 @@ def _flows(
     against = options["against"]
     if len(cc) != 1:
         raise ValueError(
-            f"--cc: {name} needs one congestion control to run against {against}, got {len(cc)}; "
-            "such as --cc bbr"
+            f"--cc: {name} needs one congestion control to run against {against}, got {len(cc)}; such as --cc bbr"
         )
     if cc[0] == against:
         raise ValueError(f"--against: got {against!r}, the same as --cc; expected another congestion control")
@@ -459,9 +456,7 @@ def _schedule(
             raise ValueError(f"--step-at: got {step_at_value!r}, but --rates has one rate (no step)")
         return [{"at": "0s", "rate": rates[0]}]
     if step_at_value is None:
-        raise ValueError(
-            f"--step-at: --rates has {len(rates)} rates; say when they start, such as --step-at 3s"
-        )
+        raise ValueError(f"--step-at: --rates has {len(rates)} rates; say when they start, such as --step-at 3s")
     times = [duration_ns("--step-at", t) for t in parse_list("--step-at", step_at_value)]
     steps = len(rates) - 1
     if len(times) == 1:
@@ -493,9 +488,7 @@ def _trace_path(
     files = {"uplink": options.get("trace_up"), "downlink": options.get("trace_down")}
     rates = options.get("rates")
     if rates is not None and any(files.values()):
-        raise ValueError(
-            "--rates: a trace path replays trace files (--trace-up, --trace-down) or a schedule, not both"
-        )
+        raise ValueError("--rates: a trace path replays trace files (--trace-up, --trace-down) or a schedule, not both")
     links = {way: dict(path.get(way) or {}) for way in files}
     if rates is not None:
         schedule = _schedule(rates, options.get("step_at"), given.get("step_at") is not None, *timing)
@@ -508,9 +501,7 @@ def _trace_path(
         if file is not None:
             p = Path(file)
             if not p.is_file():
-                raise ValueError(
-                    f"{option}: got {str(file)!r}, expected a Mahimahi trace file (no such file)"
-                )
+                raise ValueError(f"{option}: got {str(file)!r}, expected a Mahimahi trace file (no such file)")
             links[way].pop("schedule", None)
             links[way]["trace"] = str(p.resolve())
         if "trace" not in links[way] and "schedule" not in links[way]:
@@ -539,6 +530,12 @@ def _path(
     if kind is not None and kind != path.get("kind"):
         path.clear()
         path.update(copy.deepcopy(DEFAULT_PATHS.get(kind, {"kind": kind})))
+    if path.get("kind") == "wifi":
+        _wifi_path(name, test, path, settings)
+        return
+    for option in WIFI_OPTIONS:
+        if settings.get(option) is not None:
+            raise ValueError(f"{_flag(option)}: needs the Wi-Fi path (--path wifi or --path hybrid)")
     if path.get("kind") == "trace":
         if settings.get("rate") is not None:
             raise ValueError("--rate: the trace path's capacity comes from its traces or --rates")
@@ -556,9 +553,7 @@ def _path(
         return
     for option in TRACE_OPTIONS:
         if given.get(option) is not None:
-            raise ValueError(
-                f"{_flag(option)}: needs the trace path (--path trace, or the trace and step tests)"
-            )
+            raise ValueError(f"{_flag(option)}: needs the trace path (--path trace, or the trace and step tests)")
     for key in ("rate", "rtt", "buffer"):
         if settings.get(key) is not None:
             path[key] = settings[key]
@@ -574,11 +569,31 @@ def _path(
         path["client_rtt"] = [_ns(n - base) for n in ns]
 
 
+def _wifi_path(name: str, test: Test, path: dict[str, Any], settings: Mapping[str, Any]) -> None:
+    """The Wi-Fi path's options: --rate/--buffer/--qdisc set the AP's wired backhaul."""
+    if test.layout == "rtts":
+        raise ValueError(f"--path: {name} needs per-client RTTs, which the Wi-Fi path does not have")
+    if settings.get("rtt") is not None:
+        path["rtt"] = settings["rtt"]
+    for option, key in (("rate", "backhaul"), ("backhaul", "backhaul"), ("buffer", "backhaul_buffer")):
+        if settings.get(option) is not None:
+            path[key] = settings[option]
+    if settings.get("qdisc") is not None:
+        path["backhaul_qdisc"] = {"kind": settings["qdisc"]}
+    if settings.get("chipset") is not None:
+        path.setdefault("radio", {})["chipset"] = settings["chipset"]
+    if settings.get("stations") is not None:
+        path["stations"] = settings["stations"]
+
+
 def build(
     test: str,
     *,
     base: Mapping[str, Any] | None = None,
     path_kind: str | None = None,
+    chipset: str | None = None,
+    backhaul: str | None = None,
+    stations: int | None = None,
     rate: str | None = None,
     rtt: str | None = None,
     buffer: str | None = None,
@@ -630,7 +645,15 @@ def build(
     length_ns = duration_ns("--length", length)
     if length_ns == 0:
         raise ValueError(f"--length: got {length!r}, expected a positive duration")
-    settings = {"rate": rate, "rtt": rtt, "buffer": buffer, "qdisc": qdisc}
+    settings = {
+        "rate": rate,
+        "rtt": rtt,
+        "buffer": buffer,
+        "qdisc": qdisc,
+        "chipset": chipset,
+        "backhaul": backhaul,
+        "stations": stations,
+    }
     _path(test, spec, scenario, path_kind, settings, options, given, (delay_ns, length_ns))
 
     stack = scenario.setdefault("stack", {})
@@ -677,8 +700,7 @@ def _pings(spec: Test, options: Mapping[str, Any], ping: bool | None, interval: 
             pings.append({"kind": "icmp"})
         elif spec.layout == "rtts":
             pings += [
-                {"name": f"{ICMP_SERIES} {rtt}", "kind": "icmp", "client": i}
-                for i, rtt in enumerate(options["rtts"])
+                {"name": f"{ICMP_SERIES} {rtt}", "kind": "icmp", "client": i} for i, rtt in enumerate(options["rtts"])
             ]
         else:
             pings.append({"name": ICMP_SERIES, "kind": "icmp"})
@@ -724,16 +746,13 @@ def describe(test: str) -> str:
     icmp = {False: "ICMP ping", True: ICMP_SERIES}[spec.named]
     if spec.layout == "rtts":
         icmp = f"{ICMP_SERIES} <rtt> (one per client)"
-    pings = ([icmp] if spec.ping else []) + [
-        f"Ping (ms) {suffix} ({dscp})" for suffix, dscp in spec.udp_pings
-    ]
+    pings = ([icmp] if spec.ping else []) + [f"Ping (ms) {suffix} ({dscp})" for suffix, dscp in spec.udp_pings]
     path = spec.path or "the base scenario's or --path (default wired)"
     lines = [f"{test}: {spec.description}"]
     if spec.about:
         lines.append(textwrap.fill(spec.about, DESCRIBE_WIDTH))
     lines += [
-        f"  flows:   {_layout_text(spec)}, for LENGTH (default {DEFAULT_LENGTH}) after DELAY "
-        f"(default {DEFAULT_DELAY})",
+        f"  flows:   {_layout_text(spec)}, for LENGTH (default {DEFAULT_LENGTH}) after DELAY (default {DEFAULT_DELAY})",
         f"  series:  {_series_text(spec)}",
         f"  pings:   {', '.join(pings) or 'none'}, every STEP ({DEFAULT_STEP}) for LENGTH + 2 x DELAY",
         f"  path:    {path}",

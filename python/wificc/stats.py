@@ -48,27 +48,21 @@ def _keys(frame: pd.DataFrame, by: By, role: str = "by") -> list[str]:
     keys = [] if by is None else [by] if isinstance(by, str) else list(by)
     for key in keys:
         if key not in frame.columns:
-            raise ValueError(
-                f"{role}: got {key!r}, expected a column of the table ({', '.join(map(str, frame))})"
-            )
+            raise ValueError(f"{role}: got {key!r}, expected a column of the table ({', '.join(map(str, frame))})")
     return keys
 
 
 def _numbers(frame: pd.DataFrame, column: str, role: str = "metric") -> pd.Series:
     """The non-missing values of a numeric column; an error names a missing or text column."""
     if column not in frame.columns:
-        raise ValueError(
-            f"{role}: got {column!r}, expected a column of the table ({', '.join(map(str, frame))})"
-        )
+        raise ValueError(f"{role}: got {column!r}, expected a column of the table ({', '.join(map(str, frame))})")
     values = frame[column]
     if not (pd.api.types.is_numeric_dtype(values) or values.isna().all()):
         raise ValueError(f"{role}: column {column!r} holds non-numeric values, expected numbers")
     return values.dropna().astype("float64")
 
 
-def _per_group(
-    frame: pd.DataFrame, by: By, compute: Callable[[pd.DataFrame], list[dict[str, Any]]]
-) -> pd.DataFrame:
+def _per_group(frame: pd.DataFrame, by: By, compute: Callable[[pd.DataFrame], list[dict[str, Any]]]) -> pd.DataFrame:
     """Rows of ``compute(group)`` for each group, prefixed by the group's key columns."""
     keys = _keys(frame, by)
     rows: list[dict[str, Any]] = []
@@ -143,11 +137,7 @@ def anova(frame: pd.DataFrame, metric: str, group: str, by: By = None) -> pd.Dat
     _keys(frame, group, "group")
 
     def compute(sub: pd.DataFrame) -> list[dict[str, Any]]:
-        samples = [
-            x
-            for _, part in sub.groupby(group, sort=False, dropna=False)
-            if (x := _numbers(part, metric)).size
-        ]
+        samples = [x for _, part in sub.groupby(group, sort=False, dropna=False) if (x := _numbers(part, metric)).size]
         k = len(samples)
         n = sum(len(x) for x in samples)
         f, p = (math.nan, math.nan)

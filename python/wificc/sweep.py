@@ -126,9 +126,7 @@ class Run:
 
 def describe(params: Mapping[str, Any], repetition: int | None = None) -> str:
     """``path.rate=10mbit, cc=bbr, repetition 1``: a grid point in messages and progress."""
-    parts = [
-        f"{key}={json.dumps(value) if not isinstance(value, str) else value}" for key, value in params.items()
-    ]
+    parts = [f"{key}={json.dumps(value) if not isinstance(value, str) else value}" for key, value in params.items()]
     if repetition is not None:
         parts.append(f"repetition {repetition}")
     return ", ".join(parts) or "(base scenario)"
@@ -286,9 +284,7 @@ def set_path(scenario: dict[str, Any], key: str, value: Any) -> None:
         else:
             if isinstance(step, str) and step not in node:
                 if isinstance(steps[i + 1], int):
-                    raise _grid_error(
-                        key, f"{_show(steps[: i + 1])} is not in the scenario, so it has no index"
-                    )
+                    raise _grid_error(key, f"{_show(steps[: i + 1])} is not in the scenario, so it has no index")
                 node[step] = {}
             node = node[step]
 
@@ -578,9 +574,7 @@ def _execute_dask(todo: list[Run], client: Any, collector: _Collector) -> None:
     """Run on a Dask cluster."""
     from distributed import as_completed as dask_completed
 
-    futures = {
-        client.submit(simulate, json.dumps(run.scenario), key=f"wificc-run-{run.id}"): run for run in todo
-    }
+    futures = {client.submit(simulate, json.dumps(run.scenario), key=f"wificc-run-{run.id}"): run for run in todo}
     for future in dask_completed(list(futures)):
         collector.take(futures[future], future.result)
         future.release()
@@ -595,9 +589,7 @@ def _store_grid(out: Path, grid: GridLike) -> None:
         storage.write_text(out / toml_file, grid)
     else:
         path = Path(grid)
-        storage.write_text(
-            out / (json_file if path.suffix.lower() == ".json" else toml_file), path.read_text()
-        )
+        storage.write_text(out / (json_file if path.suffix.lower() == ".json" else toml_file), path.read_text())
 
 
 def bar_of(console: Console | None, shown: bool) -> Progress:
@@ -643,12 +635,8 @@ def sweep(
     cluster = _dask_client(scheduler) if scheduler is not None and todo else nullcontext()
     try:
         with cluster as client, bar_of(console, progress) as bar:
-            task = bar.add_task(
-                f"sweep ({len(runs) - len(todo)} of {len(runs)} already done)", total=len(todo)
-            )
-            collector.stored = lambda run: bar.update(
-                task, advance=1, description=f"done {run.label()}", refresh=True
-            )
+            task = bar.add_task(f"sweep ({len(runs) - len(todo)} of {len(runs)} already done)", total=len(todo))
+            collector.stored = lambda run: bar.update(task, advance=1, description=f"done {run.label()}", refresh=True)
             if client is not None:
                 _execute_dask(todo, client, collector)
             elif todo:
@@ -665,9 +653,7 @@ def sweep(
 
 def sweep_command(
     grid: Annotated[Path, typer.Argument(help="Grid file (TOML or JSON).", show_default=False)],
-    out: Annotated[
-        Path | None, typer.Option(help="Results directory (default results/<grid file name>).")
-    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Results directory (default results/<grid file name>).")] = None,
     workers: Annotated[int | None, typer.Option(help="Local worker processes (default: CPU count).")] = None,
     scheduler: Annotated[
         str | None,
@@ -687,6 +673,4 @@ def sweep_command(
         except SweepError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1) from None
-    typer.echo(
-        f"{len(table)} runs in {target / storage.RUNS_TABLE} (per-run tables in {target / storage.RUNS_DIR}/)"
-    )
+    typer.echo(f"{len(table)} runs in {target / storage.RUNS_TABLE} (per-run tables in {target / storage.RUNS_DIR}/)")

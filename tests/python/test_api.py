@@ -218,9 +218,7 @@ def _failing_on_call(function, n):
         (os, "rename", 2),
     ],
 )
-def test_a_failed_save_leaves_the_earlier_run_and_no_staging(
-    upload, earlier_run, monkeypatch, owner, attribute, n
-):
+def test_a_failed_save_leaves_the_earlier_run_and_no_staging(upload, earlier_run, monkeypatch, owner, attribute, n):
     monkeypatch.setattr(owner, attribute, _failing_on_call(getattr(owner, attribute), n))
     with pytest.raises(OSError, match="injected failure"):
         upload.save(earlier_run)
@@ -233,9 +231,7 @@ def test_validate_fills_defaults_and_reports_the_field():
     assert normalised["stack"]["tsq"] == "1ms"
     assert normalised["path"]["qdisc"]["kind"] == "pfifo"
     assert wificc.validate(normalised) == normalised
-    with pytest.raises(
-        ValueError, match=r'^path\.rate: got 0 bit/s, expected a positive rate such as "50mbit"$'
-    ):
+    with pytest.raises(ValueError, match=r'^path\.rate: got 0 bit/s, expected a positive rate such as "50mbit"$'):
         wificc.validate({**TWO_FLOWS, "path": {**TWO_FLOWS["path"], "rate": "0mbit"}})
     with pytest.raises(ValueError, match=r"^flows\[1\]\.cc: unknown congestion control \"nope\""):
         wificc.run({**TWO_FLOWS, "flows": [{"cc": "cubic"}, {"cc": "nope"}]})
@@ -274,9 +270,7 @@ def test_tcp_upload_has_flent_timing():
 
 def test_n_flow_tests_take_their_count_and_direction():
     s = scenarios.build("tcp_ndown", flows=3, cc=["bbr"], cc_params={"high_gain": 2.5}, ping=False)
-    assert [(f["cc"], f["direction"], f["cc_params"]) for f in s["flows"]] == [
-        ("bbr", "down", {"high_gain": 2.5})
-    ] * 3
+    assert [(f["cc"], f["direction"], f["cc_params"]) for f in s["flows"]] == [("bbr", "down", {"high_gain": 2.5})] * 3
     assert s["pings"] == []
     mixed = scenarios.build("tcp_nup", cc=["cubic", "reno"])
     assert [f["cc"] for f in mixed["flows"]] == ["cubic", "reno"]

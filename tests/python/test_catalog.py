@@ -219,9 +219,7 @@ def test_any_test_runs_on_the_trace_path_with_path_trace(trace_files):
     assert both["path"]["downlink"] == {"trace": str(up.resolve())}
     # The trace tests replace a wired base's path with the trace path.
     assert (
-        scenarios.build("step", base={"path": {"kind": "wired", "rate": "1mbit", "rtt": "1ms"}})["path"][
-            "kind"
-        ]
+        scenarios.build("step", base={"path": {"kind": "wired", "rate": "1mbit", "rtt": "1ms"}})["path"]["kind"]
         == "trace"
     )
 
@@ -413,8 +411,7 @@ def test_describe_documents_every_test_and_its_own_options():
     ]
     step = scenarios.describe("step").splitlines()
     assert step[-2:] == [
-        "  --rates: rates of a schedule on both trace directions, such as '12mbit,24mbit' "
-        "(default 12mbit,24mbit)",
+        "  --rates: rates of a schedule on both trace directions, such as '12mbit,24mbit' (default 12mbit,24mbit)",
         "  --step-at: when each later rate starts, after the start of the TCP flows: one time per rate after "
         "the first, or one time T for a step every T (default 3s)",
     ]

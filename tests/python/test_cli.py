@@ -58,9 +58,7 @@ def test_run_prints_the_summary_tables():
 
 
 def test_run_json_is_one_object_with_parameters_and_summaries():
-    result = invoke(
-        "run", "tcp_nup", *SHORT, "--flows", "2", "--cc-param", "beta=717", "--tsq", "4ms", "--json"
-    )
+    result = invoke("run", "tcp_nup", *SHORT, "--flows", "2", "--cc-param", "beta=717", "--tsq", "4ms", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert set(report) == {"test", "parameters", "summary", "flows", "pings", "queues", "out"}
@@ -113,21 +111,17 @@ def test_bad_input_exits_2_with_the_core_message_naming_the_field(scenario_file,
         invoke("run", "tcp_upload", "--rate", "0mbit"),
         'path.rate: got 0 bit/s, expected a positive rate such as "50mbit"',
     )
-    assert_user_error(
-        invoke("run", "tcp_upload", "--cc", "nope"), 'flows[0].cc: unknown congestion control "nope"'
-    )
+    assert_user_error(invoke("run", "tcp_upload", "--cc", "nope"), 'flows[0].cc: unknown congestion control "nope"')
     assert_user_error(invoke("run", "tcp_upload", "--cc-param", "no_such=1"), "flows[0].cc_params: ")
     assert_user_error(invoke("run", "tcp_upload", "--tsq", "3ms"), 'stack.tsq: got "3ms"')
     assert_user_error(invoke("run", "tcp_upload", "--cc-param", "beta"), "--cc-param: got 'beta'")
     assert_user_error(invoke("run", "tcp_nup"), "--flows: tcp_nup needs the number of flows")
     assert_user_error(invoke("run"), "TEST: give a test")
-    assert_user_error(
-        invoke("run", "--scenario", str(scenario_file), "--rate", "1mbit"), "--rate: needs a TEST"
-    )
+    assert_user_error(invoke("run", "--scenario", str(scenario_file), "--rate", "1mbit"), "--rate: needs a TEST")
     assert_user_error(invoke("run", "--scenario", str(tmp_path / "missing.toml")), "[Errno 2]")
     broken = tmp_path / "broken.toml"
     broken.write_text('duration = "1s"\npath = { kind = "wired", rate = "1mbit", rtt = "1ms", colour = 1 }\n')
-    assert_user_error(invoke("run", "--scenario", str(broken)), "path: unknown field `colour`")
+    assert_user_error(invoke("run", "--scenario", str(broken)), "path.colour: unknown field `colour`")
     broken.write_text("duration = \n")
     assert_user_error(invoke("run", "--scenario", str(broken)), "(document): invalid TOML")
     assert_user_error(invoke("run", "tcp_upload", "--scenario", str(broken)), f"(document): {broken}: ")
@@ -142,9 +136,7 @@ def test_validate_prints_the_normalised_scenario(scenario_file, tmp_path):
     assert normalised["stack"]["tsq"] == "1ms"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"path": {"kind": "wired", "rate": "1mbit", "rtt": "1ms"}, "stack": {"tp": 0}}))
-    assert_user_error(
-        invoke("validate", str(bad)), "stack.tp: got 0, expected a pacing multiplier from 1 to 10"
-    )
+    assert_user_error(invoke("validate", str(bad)), "stack.tp: got 0, expected a pacing multiplier from 1 to 10")
     assert_user_error(invoke("validate", str(tmp_path / "missing.toml")), "[Errno 2]")
 
 
@@ -161,9 +153,7 @@ def test_cc_list_and_show():
     for name, default in cubic["params"].items():
         assert name in shown.stdout
         assert json.dumps(default) in shown.stdout
-    assert_user_error(
-        invoke("cc", "show", "nope"), "cc: unknown congestion control 'nope'; expected one of reno"
-    )
+    assert_user_error(invoke("cc", "show", "nope"), "cc: unknown congestion control 'nope'; expected one of reno")
 
 
 def test_bench_prints_speed_and_event_rate():

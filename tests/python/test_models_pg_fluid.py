@@ -125,9 +125,7 @@ def test_bad_parameters_are_named(kwargs, message):
 def test_run_returns_json_ready_tables():
     result = pg_fluid.run(starts=[0.2, 0.7], cycles=5)
     json.dumps(result, allow_nan=False)
-    assert [(row["a0"], row["cycle"]) for row in result["cycles"]] == [
-        (a, n) for a in (0.2, 0.7) for n in range(1, 6)
-    ]
+    assert [(row["a0"], row["cycle"]) for row in result["cycles"]] == [(a, n) for a in (0.2, 0.7) for n in range(1, 6)]
     assert result["fixed_point"] == pg_fluid.fixed_point(DEFAULT)
     a = result["fixed_point"]
     assert result["fixed_point_jain"] == pytest.approx(1 / (2 * (a * a + (1 - a) ** 2)))

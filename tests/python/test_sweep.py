@@ -117,9 +117,7 @@ def test_missing_files_are_named(tmp_path):
     with pytest.raises(ValueError, match=r"^grid: '.*/none.toml' is not a file, expected a grid file"):
         expand(tmp_path / "none.toml")
     (tmp_path / "grid.toml").write_text('scenario = "base.toml"\n')
-    with pytest.raises(
-        ValueError, match=r"^scenario: '.*/base.toml' is not a file, expected a scenario file$"
-    ):
+    with pytest.raises(ValueError, match=r"^scenario: '.*/base.toml' is not a file, expected a scenario file$"):
         expand(tmp_path / "grid.toml")
 
 
@@ -197,7 +195,7 @@ def test_run_ids_hash_the_resolved_scenario():
         ({"scenario": BASE, "zip": [{}]}, "zip[0]: empty group, expected parameter lists that vary together"),
         (
             {"scenario": BASE, "grid": {"path.rate": ["fast"]}},
-            'grid point path.rate=fast: path: got "fast", expected a rate such as "50mbit" or "1gbit"',
+            'grid point path.rate=fast: path.rate: got "fast", expected a rate such as "50mbit" or "1gbit"',
         ),
         (
             {"test": "tcp_upload", "grid": {"length": ["0s"]}},
@@ -206,8 +204,7 @@ def test_run_ids_hash_the_resolved_scenario():
         ({"test": "tcp_upload", "grid": {"tp": ["2"]}}, 'grid point tp=2: tp: got "2", expected an integer'),
         (
             {"scenario": BASE, "grid": {"path.rate": ["50mbit", "50000kbit"]}},
-            "grid: path.rate=50mbit, repetition 0 and path.rate=50000kbit, repetition 0 "
-            "are the same simulation",
+            "grid: path.rate=50mbit, repetition 0 and path.rate=50000kbit, repetition 0 are the same simulation",
         ),
     ],
 )
@@ -255,13 +252,8 @@ def test_a_small_sweep_writes_the_results_directory(tmp_path):
     row = table.iloc[5]
     assert row["flow0_goodput_bps"] == direct.flows.loc[0, "goodput_bps"]
     assert row["ping_p50_ms"] == direct.pings.loc[0, "rtt_p50_ms"]
-    assert (
-        row["bottleneck_sojourn_p95_ms"]
-        == direct.queues.set_index("name").loc["bottleneck", "sojourn_p95_ms"]
-    )
-    assert pd.read_parquet(directory / TABLE_FILES["flows"])["goodput_bps"].tolist() == [
-        row["flow0_goodput_bps"]
-    ]
+    assert row["bottleneck_sojourn_p95_ms"] == direct.queues.set_index("name").loc["bottleneck", "sojourn_p95_ms"]
+    assert pd.read_parquet(directory / TABLE_FILES["flows"])["goodput_bps"].tolist() == [row["flow0_goodput_bps"]]
     # Goodput within the bottleneck rate.
     rate = table["path.rate"].map({"10mbit": 10e6, "50mbit": 50e6})
     assert ((table["total_goodput_bps"] > 0.3 * rate) & (table["total_goodput_bps"] <= rate)).all()
@@ -368,9 +360,7 @@ def test_dask_local_cluster_gives_the_same_table_as_the_local_pool(tmp_path):
     with distributed.LocalCluster(
         n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
     ) as cluster:
-        table = wificc.sweep(
-            _short_grid(), tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False
-        )
+        table = wificc.sweep(_short_grid(), tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
     columns = [c for c in local if c != "wall_s"]
     pd.testing.assert_frame_equal(table[columns], local[columns])
     assert storage.finished_ids(tmp_path / "dask") == set(local["run_id"])
@@ -395,9 +385,7 @@ def _cli() -> typer.Typer:
 
 def test_cli_sweep_runs_a_grid_file_and_reports_errors_in_one_line(tmp_path):
     grid_file = tmp_path / "g.toml"
-    grid_file.write_text(
-        'test = "tcp_upload"\n[options]\nlength = "1s"\ndelay = "0s"\n[grid]\ncc = ["reno"]\n'
-    )
+    grid_file.write_text('test = "tcp_upload"\n[options]\nlength = "1s"\ndelay = "0s"\n[grid]\ncc = ["reno"]\n')
     out = tmp_path / "out"
     result = CliRunner().invoke(_cli(), ["sweep", str(grid_file), "--out", str(out), "--workers", "1"])
     assert result.exit_code == 0, result.output

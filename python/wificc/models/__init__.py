@@ -19,3 +19,10 @@ MODELS: dict[str, Callable[..., dict[str, Any]]] = {
     "startup": startup.run,
     "pg-fluid": pg_fluid.run,
 }
+
+# Each model's figures with its reference parameters: name -> (path prefix -> files written).
+FIGURES: dict[str, Callable[[Any], list[Any]]] = {
+    "hybrid": lambda prefix: hybrid.figure(hybrid.HybridParams(), prefix),
+    "startup": lambda prefix: startup.figure(startup.StartupParams(), prefix),
+    "pg-fluid": lambda prefix: pg_fluid.figure(pg_fluid.PgFluidParams(), prefix),
+}

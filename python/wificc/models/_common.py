@@ -57,9 +57,7 @@ def integer(name: str, value: object, expected: str, minimum: int) -> int:
     return int(value)
 
 
-def distinct_numbers(
-    name: str, values: object, expected: str, ok: Callable[[float], bool]
-) -> tuple[float, ...]:
+def distinct_numbers(name: str, values: object, expected: str, ok: Callable[[float], bool]) -> tuple[float, ...]:
     """Check that ``values`` is a non-empty tuple of distinct numbers that ``ok`` takes.
 
     ``expected`` describes one value; the tuple keys the rows of a model's table, hence
@@ -89,8 +87,7 @@ def params_from(
     for key in kwargs:
         if key not in names:
             raise ValueError(
-                f"unknown parameter {key!r} for model {model!r}; expected one of: "
-                + ", ".join([*names, *extra])
+                f"unknown parameter {key!r} for model {model!r}; expected one of: " + ", ".join([*names, *extra])
             )
     return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()})
 

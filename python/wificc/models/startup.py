@@ -275,10 +275,7 @@ def figure(p: StartupParams, path_prefix: str | os.PathLike[str]) -> list[Path]:
     queue_ax.set_xlabel("round (min_rtt)")
     queue_ax.set_ylabel("bottleneck queue (BDP); square: pipe full")
     queue_ax.legend()
-    title = (
-        f"BBR Startup: BDP = {p.bdp:g} packets, init cwnd = {p.init_cwnd:g}, "
-        f"{p.slots_per_round} slots per round"
-    )
+    title = f"BBR Startup: BDP = {p.bdp:g} packets, init cwnd = {p.init_cwnd:g}, {p.slots_per_round} slots per round"
     return save_figure(fig, title, path_prefix)
 
 
