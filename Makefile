@@ -37,7 +37,7 @@ demo: build
 test: build test-rust test-python
 
 test-rust:
-	cargo test --release -p wificc-core
+	cargo test --profile ci -p wificc-core
 
 test-python:
 	$(PY) -m pytest -q

@@ -61,7 +61,7 @@ def test_run_json_is_one_object_with_parameters_and_summaries():
     result = invoke("run", "tcp_nup", *SHORT, "--flows", "2", "--cc-param", "beta=717", "--tsq", "4ms", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert set(report) == {"test", "parameters", "summary", "flows", "pings", "queues", "out"}
+    assert set(report) == {"test", "parameters", "summary", "flows", "pings", "queues", "wifi", "out"}
     assert report["test"] == "tcp_nup"
     assert report["parameters"]["flows[1].cc_params.beta"] == 717
     assert report["parameters"]["stack.tsq"] == "4ms"
