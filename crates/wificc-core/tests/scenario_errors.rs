@@ -270,7 +270,7 @@ fn invalid_scenarios_name_the_field_the_value_and_what_is_expected() {
         ),
         toml(
             "[path]\nkind = \"satellite\"\n".to_string(),
-            "path.kind: unknown variant `satellite`, expected `wired` or `trace`",
+            "path.kind: unknown variant `satellite`, expected one of `wired`, `trace`, `wifi`",
         ),
         toml(
             "[path]\nkind = \"wired\"\nrtt = \"20ms\"\n".to_string(),

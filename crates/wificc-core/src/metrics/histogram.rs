@@ -121,7 +121,10 @@ impl Histogram {
     /// The samples recorded since `earlier` (an earlier copy of this histogram), for
     /// per-interval statistics. Min and max become the bounds of the extreme non-empty buckets.
     pub fn since(&self, earlier: &Histogram) -> Histogram {
-        let mut d = Histogram { counts: self.counts.clone(), ..Histogram::default() };
+        let mut d = Histogram {
+            counts: self.counts.clone(),
+            ..Histogram::default()
+        };
         for (a, b) in d.counts.iter_mut().zip(&earlier.counts) {
             *a -= b;
         }

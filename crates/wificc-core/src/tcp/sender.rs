@@ -370,6 +370,17 @@ impl TcpSender {
             return 1;
         }
         let max_segs = (self.cfg.gso_max_size / self.tp.mss_cache).max(1);
+        // A static TSQ limit of N packets (or bytes) below TCP also bounds the skb: the sweep of
+        // the bottleneck curve holds exactly N packets in the radio.
+        let max_segs = match self.cfg.tsq {
+            TsqMode::StaticPackets(n) => max_segs.min(n.max(1)),
+            TsqMode::StaticBytes(b) => {
+                let room =
+                    b.saturating_sub(self.cfg.skb_overhead as u64) / self.tp.mss_cache as u64;
+                max_segs.min(room.clamp(1, u32::MAX as u64) as u32)
+            }
+            _ => max_segs,
+        };
         if let Some(segs) = self.cc.tso_segs(&self.tp) {
             return segs.clamp(1, max_segs);
         }
@@ -503,6 +514,18 @@ impl TcpSender {
                 break;
             }
             let mut segs = self.tso_segs().min(quota);
+            // Under a static limit, an skb fills exactly the room left below TCP.
+            let room = match self.cfg.tsq {
+                TsqMode::StaticPackets(n) => (n as u64).saturating_sub(self.below_packets),
+                TsqMode::StaticBytes(b) => {
+                    (b.saturating_sub(self.below_bytes + self.cfg.skb_overhead as u64))
+                        / self.tp.mss_cache as u64
+                }
+                _ => u64::MAX,
+            };
+            if room > 0 {
+                segs = segs.min(room.min(u32::MAX as u64) as u32);
+            }
             let bytes_avail = self.app_remaining.unwrap_or(u64::MAX);
             let segs_avail = bytes_avail.div_ceil(self.tp.mss_cache as u64);
             segs = segs.min(segs_avail.min(u32::MAX as u64) as u32);

@@ -135,10 +135,15 @@ impl Framing {
     }
 
     /// PPDU duration: preamble and symbols (EDCA), or TxTw = (k l + l_oh) 8 / r + t_oh.
-    fn airtime(&self, psdu: Bytes, ip_bytes: Bytes) -> Nanos {
+    ///
+    /// In the analytic model t_oh is the whole per-exchange overhead of a data transmission,
+    /// the reverse direction's TCP ACKs included (the Wi-Fi 6 study's TxTw counts nothing
+    /// else), so an aggregate of pure TCP ACKs costs no airtime there.
+    fn airtime(&self, agg: &Aggregate) -> Nanos {
         match self.mode {
-            Mode::Edca => self.phy.ppdu_time(psdu),
-            Mode::Analytic { t_oh, l_oh, rate } => tx_time(ip_bytes + l_oh, rate) + t_oh,
+            Mode::Edca => self.phy.ppdu_time(agg.psdu()),
+            Mode::Analytic { .. } if agg.mpdus.iter().all(|m| m.pkt.kind == Kind::Ack) => 0,
+            Mode::Analytic { t_oh, l_oh, rate } => tx_time(agg.ip_bytes + l_oh, rate) + t_oh,
         }
     }
 
@@ -476,7 +481,7 @@ impl Bss {
             e.spare.push(agg);
             return false;
         }
-        agg.airtime = framing.airtime(agg.psdu(), agg.ip_bytes);
+        agg.airtime = framing.airtime(&agg);
         if e.hw.is_empty() {
             e.ready_at = now;
             if busy && framing.mode == Mode::Edca && e.backoff.slots == 0 {
@@ -685,7 +690,7 @@ impl Bss {
         if discarded {
             s.sync_receiver(out.delivered);
             agg.recount();
-            agg.airtime = framing.airtime(agg.psdu(), agg.ip_bytes);
+            agg.airtime = framing.airtime(agg);
         }
         if agg.mpdus.is_empty() {
             if let Some(mut empty) = e.hw.pop_front() {

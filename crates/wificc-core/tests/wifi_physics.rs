@@ -1,0 +1,115 @@
+//! Wi-Fi scenario tests: the whole stack (TCP, TSQ, the BSS) against the analytic model of the
+//! Wi-Fi 6 study and against the physics of contention and aggregation.
+
+use serde_json::{json, Value};
+use wificc_core::metrics::results::RunResult;
+use wificc_core::scenario::{self, Scenario};
+
+fn run(v: Value) -> RunResult {
+    scenario::run(&Scenario::from_value(v).expect("valid scenario")).expect("run")
+}
+
+/// SPEC 7: TxTw(k) = (k l + l_oh) 8 / r + t_oh, Thr(k) = k l 8 / TxTw(k), with the reference
+/// l = 1500 B, l_oh = 48 B, r = 2.4 Gbit/s, t_oh = 0.5 ms.
+fn thr(k: f64) -> f64 {
+    let txtw = (k * 1500.0 + 48.0) * 8.0 / 2.4e9 + 0.5e-3;
+    k * 1500.0 * 8.0 / txtw
+}
+
+/// A saturated station whose only limit is a static TSQ of k packets delivers Thr(k): the
+/// aggregate holds exactly what TSQ lets below TCP. IP throughput = goodput x 1500 / 1448.
+#[test]
+fn analytic_mac_delivers_thr_k_under_a_static_tsq_of_k_packets() {
+    for k in [1u32, 4, 16, 64, 71, 72, 200, 400, 799] {
+        let r = run(json!({
+            "duration": "4s", "warmup": "1s",
+            "path": {"kind": "wifi", "rtt": "2.5ms", "backhaul": "10gbit",
+                     "radio": {"chipset": "ax201", "ba_window": 1024, "hw_queue_depth": 1,
+                               "mac": {"kind": "analytic", "t_oh": "0.5ms", "l_oh": 48, "rate": "2.4gbit"}}},
+            "stack": {"tsq": format!("static:{k}p")},
+            "flows": [{"cc": "cubic", "cc_params": {"hystart": false}}],
+        }));
+        let ip = r.flows[0].goodput_bps * 1500.0 / 1448.0;
+        let ratio = ip / thr(k as f64);
+        assert!(
+            (ratio - 1.0).abs() < 0.03,
+            "k = {k}: {ip} vs Thr(k) = {} ({ratio})",
+            thr(k as f64)
+        );
+        let sta = &r.wifi[1];
+        assert!(
+            (sta.ampdu_mean.unwrap() - k as f64).abs() < 0.5,
+            "k = {k}: A-MPDU {:?}",
+            sta.ampdu_mean
+        );
+    }
+}
+
+/// Two stations uploading with the same CCA share the medium fairly (EDCA gives equal
+/// transmission opportunities and equal aggregates under saturation).
+#[test]
+fn two_stations_share_fairly() {
+    for cc in ["cubic", "bbr"] {
+        let r = run(json!({
+            "duration": "60s", "warmup": "10s",
+            "path": {"kind": "wifi", "rtt": "2ms", "stations": 2, "radio": {"chipset": "ath9k"}},
+            "flows": [{"cc": cc, "client": 0}, {"cc": cc, "client": 1, "start": "0.5s"}],
+        }));
+        let jain = r.summary.jain.unwrap();
+        assert!(
+            jain >= 0.9,
+            "{cc}: Jain {jain} ({:?})",
+            r.flows.iter().map(|f| f.goodput_bps).collect::<Vec<_>>()
+        );
+        assert!(
+            r.wifi[1].collisions > 0,
+            "{cc}: no collisions between two saturated stations"
+        );
+    }
+}
+
+/// Aggregation grows with the backlog TSQ lets into the radio: a larger TSQ gives larger
+/// A-MPDUs and (up to the link's capacity) more goodput; a static 1-packet TSQ disables
+/// aggregation.
+#[test]
+fn tsq_controls_aggregation() {
+    let upload = |tsq: &str, cc: &str| {
+        run(json!({
+            "duration": "10s", "warmup": "3s",
+            "path": {"kind": "wifi", "rtt": "2ms", "radio": {"chipset": "ath9k"}},
+            "stack": {"tsq": tsq},
+            "flows": [{"cc": cc}],
+        }))
+    };
+    let one = upload("static:1p", "cubic");
+    assert!((one.wifi[1].ampdu_mean.unwrap() - 1.0).abs() < 1e-9);
+    let big = upload("static:64p", "cubic");
+    assert!(big.wifi[1].ampdu_mean.unwrap() > 20.0);
+    assert!(big.flows[0].goodput_bps > 3.0 * one.flows[0].goodput_bps);
+    for cc in ["bbr", "cubic"] {
+        let small = upload("1ms", cc).wifi[1].ampdu_mean.unwrap();
+        let large = upload("8ms", cc).wifi[1].ampdu_mean.unwrap();
+        assert!(
+            large >= small,
+            "{cc}: A-MPDU {small} at 1 ms TSQ, {large} at 8 ms"
+        );
+    }
+}
+
+/// A download: data queue at the AP, TCP ACKs from the station; TSQ belongs to the server,
+/// whose NIC completes packets long before they reach the radio.
+#[test]
+fn download_through_the_ap() {
+    let r = run(json!({
+        "duration": "10s", "warmup": "3s",
+        "path": {"kind": "wifi", "rtt": "2ms", "radio": {"chipset": "ath10k"}},
+        "flows": [{"cc": "cubic", "direction": "down"}],
+        "pings": [{}],
+    }));
+    assert!(r.flows[0].goodput_bps > 300e6, "{}", r.flows[0].goodput_bps);
+    assert!(
+        r.wifi[0].ampdu_mean.unwrap() > 10.0,
+        "AP aggregates {:?}",
+        r.wifi[0].ampdu_mean
+    );
+}
