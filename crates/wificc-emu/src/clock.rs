@@ -7,10 +7,14 @@
 //! and pings at scenario times.
 //!
 //! **Waiting.** A sleeping process wakes some tens of microseconds after its timer on an idle
-//! machine and later on a busy one. The loop therefore sleeps (in `ppoll`, so that a packet to
-//! read wakes it) only until `spin` before the next event and spins on the clock for the rest
-//! ([`plan_wait`]); with nothing pending it sleeps up to [`IDLE_WAIT`] at a time, so that a
-//! stop request is seen promptly.
+//! machine and later on a busy one. Only events that hand a packet to a host need that
+//! precision: for them the loop sleeps (in `ppoll`, so that a packet to read wakes it) until
+//! `spin` before the event and spins on the clock for the rest; it sleeps right up to any
+//! other event ([`plan_wait`]). Spinning for every event would keep a real-time process on the
+//! CPU nearly all the time at tens of Mbit/s, and the kernel's real-time throttling
+//! (`sched_rt_runtime_us`, 95% of each second) would then stop it for tens of milliseconds.
+//! With nothing pending the loop sleeps up to [`IDLE_WAIT`] at a time, so that a stop request
+//! is seen promptly.
 //!
 //! **Lateness.** For every packet written to its destination, actual minus scheduled delivery
 //! time, in a [`Histogram`]; the report gives p50, p99, the maximum and the fraction within
@@ -69,12 +73,19 @@ pub enum Wait {
     Spin,
 }
 
-/// How to wait at `now` for the next event `next` with a spin window of `spin`.
-pub fn plan_wait(now: Nanos, next: Option<Nanos>, spin: Nanos) -> Wait {
-    match next {
-        None => Wait::Sleep(IDLE_WAIT),
-        Some(t) if t > now + spin => Wait::Sleep((t - now - spin).min(IDLE_WAIT)),
-        Some(_) => Wait::Spin,
+/// How to wait at `now` for the next event `next`, of which the next delivery to a host is
+/// `delivery`, with a spin window of `spin` before deliveries.
+pub fn plan_wait(now: Nanos, next: Option<Nanos>, delivery: Option<Nanos>, spin: Nanos) -> Wait {
+    let wake = match (next, delivery) {
+        (None, None) => return Wait::Sleep(IDLE_WAIT),
+        (Some(t), None) => t,
+        (None, Some(d)) => d.saturating_sub(spin),
+        (Some(t), Some(d)) => t.min(d.saturating_sub(spin)),
+    };
+    if wake > now {
+        Wait::Sleep((wake - now).min(IDLE_WAIT))
+    } else {
+        Wait::Spin
     }
 }
 
@@ -126,24 +137,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn waits_sleep_until_the_spin_window_then_spin() {
+    fn waits_sleep_until_the_spin_window_of_deliveries_then_spin() {
         let spin = 50 * NSEC_PER_USEC;
-        // Next event 1 ms away: sleep 1 ms - 50 us = 950 us.
-        assert_eq!(
-            plan_wait(0, Some(NSEC_PER_MSEC), spin),
-            Wait::Sleep(950_000)
-        );
-        // 50 us away or less, or overdue: spin.
-        assert_eq!(plan_wait(0, Some(spin), spin), Wait::Spin);
-        assert_eq!(plan_wait(10, Some(5), spin), Wait::Spin);
+        let ms = NSEC_PER_MSEC;
+        // A delivery 1 ms away, nothing before it: sleep 1 ms - 50 us = 950 us.
+        assert_eq!(plan_wait(0, Some(ms), Some(ms), spin), Wait::Sleep(950_000));
+        // A delivery 50 us away or less, or overdue: spin.
+        assert_eq!(plan_wait(0, Some(spin), Some(spin), spin), Wait::Spin);
+        assert_eq!(plan_wait(10, Some(5), Some(5), spin), Wait::Spin);
         // One nanosecond beyond the window: sleep 1 ns.
-        assert_eq!(plan_wait(0, Some(spin + 1), spin), Wait::Sleep(1));
-        // Far or nothing pending: sleep at most the idle wait.
         assert_eq!(
-            plan_wait(0, Some(10 * NSEC_PER_SEC), spin),
-            Wait::Sleep(IDLE_WAIT)
+            plan_wait(0, Some(spin + 1), Some(spin + 1), spin),
+            Wait::Sleep(1)
         );
-        assert_eq!(plan_wait(0, None, spin), Wait::Sleep(IDLE_WAIT));
+        // Another event 20 us away, the delivery 1 ms away: sleep right up to the event.
+        assert_eq!(
+            plan_wait(0, Some(20_000), Some(ms), spin),
+            Wait::Sleep(20_000)
+        );
+        // Only non-delivery events: no spin window.
+        assert_eq!(plan_wait(0, Some(20_000), None, spin), Wait::Sleep(20_000));
+        assert_eq!(plan_wait(30_000, Some(20_000), None, spin), Wait::Spin);
+        // Far or nothing pending: sleep at most the idle wait.
+        let far = Some(10 * NSEC_PER_SEC);
+        assert_eq!(plan_wait(0, far, far, spin), Wait::Sleep(IDLE_WAIT));
+        assert_eq!(plan_wait(0, None, None, spin), Wait::Sleep(IDLE_WAIT));
     }
 
     #[test]

@@ -26,7 +26,7 @@ run      emulate the scenario's wired path between network namespaces until SIGI
          (or, with --stdin-control, until standard input gives a line or ends)
          --tag TAG          names are wcc-TAG-s (server), wcc-TAG-c<i> (clients); default
                             from the process id; 1 to 6 lowercase letters or digits
-         --spin-us N        spin this long before each event instead of sleeping (default 50)
+         --spin-us N        spin this long before each delivery instead of sleeping (default 30)
          --rt-priority N    SCHED_FIFO priority, 0 for the normal scheduler (default 60)
 cleanup  remove namespaces and devices whose names start with PREFIX (default wcc-)";
 

@@ -70,6 +70,10 @@ pub struct EmuPath {
     routes: Vec<Route>,
     /// Route index by (from host, to host).
     route_of: Vec<Vec<Option<u32>>>,
+    /// Whether a wired or trace link is the last hop of a route: its events hand packets to a
+    /// host, at their own time, so the real-time loop must not be late for them.
+    link_delivers: Vec<bool>,
+    trace_delivers: Vec<bool>,
     dropped: Vec<Packet>,
     arrived: VecDeque<Packet>,
 }
@@ -95,6 +99,15 @@ impl EmuPath {
                 to: client,
             });
         }
+        let mut link_delivers = vec![false; world.links.len()];
+        let mut trace_delivers = vec![false; world.traces.len()];
+        for route in &routes {
+            match route.hops.last() {
+                Some(&Hop::Link(l)) => link_delivers[l as usize] = true,
+                Some(&Hop::Trace(x)) => trace_delivers[x as usize] = true,
+                _ => {}
+            }
+        }
         Ok(EmuPath {
             tx_at: vec![None; world.links.len()],
             link_arrival_at: vec![None; world.links.len()],
@@ -103,6 +116,8 @@ impl EmuPath {
             world,
             routes,
             route_of,
+            link_delivers,
+            trace_delivers,
             dropped: Vec::new(),
             arrived: VecDeque::new(),
         })
@@ -121,6 +136,30 @@ impl EmuPath {
     /// The earliest pending event.
     pub fn next_event(&self) -> Option<Nanos> {
         self.earliest().map(|(t, _)| t)
+    }
+
+    /// The earliest pending event that may hand a packet to a host at its own time: the
+    /// arrival at the end of a last hop, or, on a last hop without delay, the end of a
+    /// transmission or a delivery opportunity. Other events only move packets between links;
+    /// handling them late changes nothing, since each is handled at its scheduled time before
+    /// anything later.
+    pub fn next_delivery(&self) -> Option<Nanos> {
+        let links = self.world.links.iter().enumerate().flat_map(|(l, link)| {
+            let tx = (self.link_delivers[l] && link.delay == 0).then_some(self.tx_at[l]);
+            [
+                self.link_arrival_at[l].filter(|_| self.link_delivers[l]),
+                tx.flatten(),
+            ]
+        });
+        let traces = self.world.traces.iter().enumerate().flat_map(|(x, trace)| {
+            let opportunity =
+                (self.trace_delivers[x] && trace.delay == 0).then_some(self.opportunity_at[x]);
+            [
+                self.trace_arrival_at[x].filter(|_| self.trace_delivers[x]),
+                opportunity.flatten(),
+            ]
+        });
+        links.chain(traces).flatten().min()
     }
 
     fn earliest(&self) -> Option<(Nanos, Due)> {
@@ -333,7 +372,12 @@ mod tests {
             let pk = pkt(&p, 1, SERVER, 1500, slot);
             p.inject(pk, 0, &mut out);
         }
+        // The client NIC's transmission ends first; the first event that can reach a host is
+        // the bottleneck's arrival, known once the packet is on the bottleneck.
         assert_eq!(p.next_event(), Some(1231));
+        assert_eq!(p.next_delivery(), None);
+        p.advance(1231, &mut out);
+        assert_eq!(p.next_delivery(), Some(11_231_631));
         p.advance(3692, &mut out);
         assert!(out.dropped.is_empty());
         p.advance(3693, &mut out);
