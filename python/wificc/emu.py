@@ -49,7 +49,7 @@ from typing import Annotated, Any
 import typer
 
 from wificc import api, cli, scenarios
-from wificc.result import Result
+from wificc.result import FLOW_SERIES_COLUMNS, MODEL_FIELDS, Result
 
 # Environment variable naming the emulator binary (else target/{release,debug} or PATH).
 EMU_BINARY_ENV = "WIFICC_EMU"
@@ -570,21 +570,11 @@ class FlowRun:
                 sock.close()
 
 
-# The flow series' fields (crates/wificc-core/src/metrics/results.rs FlowSeries).
+# The flow series' fields of the results document: the flow series columns but the entity's
+# id and name, then the model's long-form fields.
 FLOW_SERIES_FIELDS = (
-    "t",
-    "goodput_bps",
-    "srtt_ms",
-    "cwnd",
-    "ssthresh",
-    "pacing_rate_bps",
-    "delivery_rate_bps",
-    "inflight",
-    "tsq_bytes",
-    "retrans",
-    "model_t",
-    "model_name",
-    "model_value",
+    *(c for c in FLOW_SERIES_COLUMNS if c not in ("flow", "name")),
+    *MODEL_FIELDS.values(),
 )
 
 
@@ -1117,12 +1107,36 @@ def compare_row(cc: str, sim: Result, kernel: Result) -> dict[str, Any]:
     for key in a:
         row[f"sim_{key}"] = a[key]
         row[f"kernel_{key}"] = b[key]
-    for key in ("goodput_bps", "ping_p50_ms"):
-        x, y = a[key], b[key]
-        row[f"{key.removesuffix('_bps').removesuffix('_ms')}_diff"] = (
-            (y - x) / x if x and y is not None else None
-        )
     return row
+
+
+def comparison_lines(row: dict[str, Any]) -> list[list[str]]:
+    """The table lines of one congestion control: simulator, kernel, and their difference."""
+
+    def run(side: str) -> list[str]:
+        return [
+            cli._mbit(row[f"{side}_goodput_bps"]),
+            cli._ms(row[f"{side}_ping_p50_ms"]),
+            cli._ms(row[f"{side}_ping_p90_ms"]),
+            str(row[f"{side}_retrans"]),
+            f"{row[f'{side}_cwnd_mean']:.1f}",
+        ]
+
+    def change(key: str) -> str:
+        x, y = row[f"sim_{key}"], row[f"kernel_{key}"]
+        return cli._percent((y - x) / x if x and y is not None else None)
+
+    keys = ("goodput_bps", "ping_p50_ms", "ping_p90_ms")
+    difference = [
+        *(change(k) for k in keys),
+        f"{row['kernel_retrans'] - row['sim_retrans']:+d}",
+        change("cwnd_mean"),
+    ]
+    return [
+        [row["cc"], "simulator", *run("sim")],
+        ["", "kernel", *run("kernel")],
+        ["", "kernel - simulator", *difference],
+    ]
 
 
 def validate_cmd(
@@ -1168,21 +1182,9 @@ def validate_cmd(
         if out is not None:
             cli.write_csv(out / "comparison.csv", rows)
     table = cli._table(
-        "simulator | kernel",
-        ["cc", "goodput Mbit/s", "diff", "ping p50 ms", "diff", "ping p90 ms", "retrans", "mean cwnd"],
-        [
-            [
-                r["cc"],
-                f"{cli._mbit(r['sim_goodput_bps'])} | {cli._mbit(r['kernel_goodput_bps'])}",
-                cli._percent(r["goodput_diff"]),
-                f"{cli._ms(r['sim_ping_p50_ms'])} | {cli._ms(r['kernel_ping_p50_ms'])}",
-                cli._percent(r["ping_p50_diff"]),
-                f"{cli._ms(r['sim_ping_p90_ms'])} | {cli._ms(r['kernel_ping_p90_ms'])}",
-                f"{r['sim_retrans']} | {r['kernel_retrans']}",
-                f"{r['sim_cwnd_mean']:.1f} | {r['kernel_cwnd_mean']:.1f}",
-            ]
-            for r in rows
-        ],
+        "simulator and kernel",
+        ["cc", "run", "goodput Mbit/s", "ping p50 ms", "ping p90 ms", "retrans", "mean cwnd"],
+        [line for r in rows for line in comparison_lines(r)],
     )
     cli.out_console.print(table)
     for note in notes:

@@ -73,7 +73,7 @@ def test_rates_tags_and_sizes():
         emu.Emulator({}, tag="Bad-Tag")
 
 
-def test_compare_row_reports_relative_differences():
+def test_comparison_lines_show_both_runs_and_their_difference():
     class Fake:
         def __init__(self, goodput, p50, retrans, cwnd):
             self.raw = {
@@ -83,11 +83,13 @@ def test_compare_row_reports_relative_differences():
             }
 
     row = emu.compare_row("cubic", Fake(40e6, 20.0, 5, 100.0), Fake(44e6, 23.0, 7, 90.0))
-    # (44 - 40) / 40 = 10%; (23 - 20) / 20 = 15%.
-    assert row["goodput_diff"] == pytest.approx(0.10)
-    assert row["ping_p50_diff"] == pytest.approx(0.15)
     assert (row["sim_retrans"], row["kernel_retrans"]) == (5, 7)
     assert (row["sim_cwnd_mean"], row["kernel_cwnd_mean"]) == (100.0, 90.0)
+    sim, kernel, difference = emu.comparison_lines(row)
+    assert sim == ["cubic", "simulator", "40.00", "20.0", "21.0", "5", "100.0"]
+    assert kernel == ["", "kernel", "44.00", "23.0", "24.0", "7", "90.0"]
+    # (44 - 40) / 40 = 10%; (23 - 20) / 20 = 15%; (24 - 21) / 21 = 14.3%; 7 - 5; (90 - 100) / 100.
+    assert difference == ["", "kernel - simulator", "10.0%", "15.0%", "14.3%", "+2", "-10.0%"]
 
 
 def test_with_cc_replaces_every_flows_controller():
