@@ -139,20 +139,26 @@ def test_acceptance_saturated_cubic_idle_ping_and_timing(binary):
         "tcp_upload", rate="50mbit", rtt="20ms", buffer="1bdp", qdisc="pfifo", cc=["cubic"],
         length="10s", delay="2s",
     )  # fmt: skip
-    # Delivery timing depends on what else the machine runs: a second run is allowed when the
-    # first misses the 99% (the figures of both are in the failure message).
+    # Delivery timing, and the sender's own pace, depend on what else the machine runs: a
+    # second run is allowed when the first misses a figure (both runs' figures are in the
+    # failure message).
     figures = []
     for _ in range(2):
         tag = emu.new_tag()
         result = emu.run_emulated(scenario, tag=tag)
         s = result.summary
-        figures.append({k: s[k] for k in ("lateness_p50_us", "lateness_p99_us", "lateness_within_100us")})
-        if s["lateness_within_100us"] >= 0.99:
+        flow = result.flows.iloc[0]
+        figures.append(
+            {
+                "goodput_share": flow["goodput_bps"] / MAX_GOODPUT_BPS,
+                **{k: s[k] for k in ("lateness_p50_us", "lateness_p99_us", "lateness_within_100us")},
+            }
+        )
+        if s["lateness_within_100us"] >= 0.99 and flow["goodput_bps"] >= 0.97 * MAX_GOODPUT_BPS:
             break
     assert s["lateness_within_100us"] >= 0.99, figures
-    flow = result.flows.iloc[0]
     assert flow["cc"] == "cubic"
-    assert flow["goodput_bps"] >= 0.97 * MAX_GOODPUT_BPS, flow["goodput_bps"] / MAX_GOODPUT_BPS
+    assert flow["goodput_bps"] >= 0.97 * MAX_GOODPUT_BPS, figures
     assert flow["goodput_bps"] <= MAX_GOODPUT_BPS * 1.001
     # Idle pings (sent before the flow starts): 20 ms plus two 122-byte serialisations at
     # 50 Mbit/s (2 x 19.5 us), within 0.5 ms.
