@@ -34,9 +34,9 @@ use crate::units::{secs, NSEC_PER_SEC};
 use crate::world::{Hop, PingKind, QueueRef, World};
 
 /// A built path: for each client, the hops from it to the server (`up`) and back (`down`).
-struct Net {
-    up: Vec<Vec<Hop>>,
-    down: Vec<Vec<Hop>>,
+pub struct Net {
+    pub up: Vec<Vec<Hop>>,
+    pub down: Vec<Vec<Hop>>,
 }
 
 /// A host NIC: the host qdisc in front of a serialiser whose end is TX completion for TSQ.
@@ -270,15 +270,22 @@ fn build_trace(s: &Scenario, t: &TracePathSpec, world: &mut World) -> Result<Net
     })
 }
 
+/// Add the links of a (validated) scenario's path to `world` and watch their queues, as for a
+/// simulation; the real-time emulator (`crates/wificc-emu`) drives the same links with the
+/// wall clock.
+pub fn build_network(s: &Scenario, world: &mut World) -> Result<Net, ScenarioError> {
+    match &s.path {
+        PathSpec::Wired(w) => build_wired(s, w, world),
+        PathSpec::Trace(t) => build_trace(s, t, world),
+        PathSpec::Wifi(w) => build_wifi(s, w, world),
+    }
+}
+
 /// Build the world a scenario describes.
 pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
     s.validate()?;
     let mut world = World::new(s.step.0, s.warmup.0);
-    let net = match &s.path {
-        PathSpec::Wired(w) => build_wired(s, w, &mut world)?,
-        PathSpec::Trace(t) => build_trace(s, t, &mut world)?,
-        PathSpec::Wifi(w) => build_wifi(s, w, &mut world)?,
-    };
+    let net = build_network(s, &mut world)?;
     for (i, f) in s.flows.iter().enumerate() {
         let id = i as u32;
         let c = f.client as usize;
@@ -435,11 +442,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
             rtt_mean_ms: ms(p.rtt.mean()),
         })
         .collect();
-    let queues = world
-        .watched
-        .iter()
-        .map(|(q, _)| world.queue_summary(*q, horizon))
-        .collect();
+    let (queues, queue_series) = world.queue_results(horizon);
     let goodputs: Vec<f64> = flows.iter().map(|f: &FlowSummary| f.goodput_bps).collect();
     let events = world.events_processed();
     let series = RunSeries {
@@ -463,16 +466,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
                 series: p.series.clone(),
             })
             .collect(),
-        queues: world
-            .watched
-            .iter()
-            .enumerate()
-            .map(|(i, (q, series))| SeriesOf {
-                id: i as u32,
-                name: world.queue_name(*q).to_string(),
-                series: series.clone(),
-            })
-            .collect(),
+        queues: queue_series,
         wifi: world
             .bsses
             .iter()

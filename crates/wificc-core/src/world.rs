@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 
 use crate::metrics::results::{
-    FlowSeries, PingSeries, QueueSeries, QueueSummary, WifiNodeSummary, WifiSeries,
+    FlowSeries, PingSeries, QueueSeries, QueueSummary, SeriesOf, WifiNodeSummary, WifiSeries,
 };
 use crate::metrics::Histogram;
 use crate::net::link::{Link, Wake};
@@ -441,14 +441,7 @@ impl World {
                         flow.delivered_at_from = flow.receiver.delivered_bytes;
                     }
                 }
-                for link in &mut self.links {
-                    link.busy_at_warmup = link.busy_time;
-                }
-                self.trace_delivered_at_warmup =
-                    self.traces.iter().map(|t| t.delivered_bytes).collect();
-                for w in &mut self.bsses {
-                    w.airtime_at_warmup = w.bss.stats().nodes.iter().map(|n| n.airtime).collect();
-                }
+                self.queues_end_warmup();
             }
             Event::PingSend(p) => self.send_ping(p),
             Event::Sample => {
@@ -618,6 +611,23 @@ impl World {
             }
             w.last = nodes;
         }
+        self.sample_queues(now);
+    }
+
+    /// The end of the warm-up for the queues: link utilisation, trace deliveries and Wi-Fi
+    /// airtime count from now.
+    pub fn queues_end_warmup(&mut self) {
+        for link in &mut self.links {
+            link.busy_at_warmup = link.busy_time;
+        }
+        self.trace_delivered_at_warmup = self.traces.iter().map(|t| t.delivered_bytes).collect();
+        for w in &mut self.bsses {
+            w.airtime_at_warmup = w.bss.stats().nodes.iter().map(|n| n.airtime).collect();
+        }
+    }
+
+    /// Append the backlog of every watched queue at `now` to its series.
+    pub fn sample_queues(&mut self, now: Nanos) {
         for i in 0..self.watched.len() {
             let (packets, bytes, drops) = self.backlog(self.watched[i].0);
             self.watched[i].1.push(now, packets, bytes, drops);
@@ -656,6 +666,27 @@ impl World {
             }
         }
         out
+    }
+
+    /// Summaries over [warm-up, `end`] and series of the watched queues, in watch order (a
+    /// series' id is its position).
+    pub fn queue_results(&self, end: Nanos) -> (Vec<QueueSummary>, Vec<SeriesOf<QueueSeries>>) {
+        let summaries = self
+            .watched
+            .iter()
+            .map(|(q, _)| self.queue_summary(*q, end))
+            .collect();
+        let series = self
+            .watched
+            .iter()
+            .enumerate()
+            .map(|(i, (q, series))| SeriesOf {
+                id: i as u32,
+                name: self.queue_name(*q).to_string(),
+                series: series.clone(),
+            })
+            .collect();
+        (summaries, series)
     }
 
     pub fn events_processed(&self) -> u64 {

@@ -1,0 +1,47 @@
+//! wificc-emu: wificc-core's link models applied to real packets, driven by the wall clock.
+//!
+//! **What it builds.** One network namespace per host of a scenario's wired path (the server
+//! and each client), each with a loopback and one TUN device, in the spirit of Mahimahi
+//! (Netravali et al., "Mahimahi: Accurate Record-and-Replay for HTTP", USENIX ATC 2015), which
+//! also shells traffic through TUN devices. The emulator process stays in the root namespace and
+//! holds the file descriptor of every TUN device: a packet a host's kernel sends leaves through
+//! its TUN device and is read here; it then crosses the same [`wificc_core::net::link::Link`]s
+//! the simulator builds for the scenario ([`wificc_core::scenario::wired_links`]: the client's
+//! NIC, the bottleneck with its qdisc and buffer, half the base RTT of propagation each way, the
+//! server's NIC) and is written into the destination host's TUN device when the model says it
+//! arrives. The kernels in the namespaces run real TCP (any congestion control they have,
+//! including BPF ones) over that path; nothing else can reach it, and nothing in it reaches
+//! anything else, because the namespaces hold no other device and no route beyond the
+//! emulated network (198.18.0.0/15, the benchmarking range of RFC 2544).
+//!
+//! **Time.** The links take explicit times: a packet read from a TUN device is accepted at the
+//! instant it was read; the end of a transmission and the arrival of a packet at the end of the
+//! delay line are events at the times the model computes, handled in time order at those model
+//! times however late the process gets to them, so lateness never accumulates into the model.
+//! Only the write of a packet into its destination happens at a real instant, and its lateness
+//! (actual minus scheduled delivery time) is measured for every packet ([`clock::Lateness`]).
+//! To keep it small on a busy machine the loop sleeps in `ppoll` (woken early by a packet to
+//! read) until a short spin window before the next event, then spins on the clock; the process
+//! asks for a real-time scheduling class so that its wake-ups are not delayed by other work.
+//!
+//! **What a TUN device cannot reproduce.** The TUN driver frees ("orphans") a sent packet's
+//! socket buffer as soon as the packet is queued for the reader, so the sender's TCP Small
+//! Queues budget is released at once: TSQ and the pacing shift of the scenario's stack are not
+//! reproduced at the sender (the simulator models them; the emulator reports it). Linux stack
+//! settings that have a per-namespace or per-route form (ECN, initial cwnd, RTO floor, delayed
+//! ACK, output-bytes limit, pacing ratios, minimum TSO segments, fq pacing) are applied in the
+//! namespaces ([`netns`]).
+//!
+//! **Clean-up.** Namespaces are created through `ip netns` and removed when the run ends,
+//! fails or is interrupted (SIGINT, SIGTERM, SIGHUP, the parent's death, or end of its standard
+//! input); TUN devices are not persistent, so they vanish with the emulator's file descriptors
+//! or with their namespace. `wificc-emu cleanup` removes anything left under a name prefix.
+
+pub mod clock;
+pub mod emulator;
+pub mod ip;
+pub mod netns;
+pub mod path;
+pub mod signals;
+pub mod slots;
+pub mod tun;
