@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Debian packages wificc needs beyond Python and Rust: a C toolchain for the Rust build and
-# iproute2 for the emulator. Idempotent; skipped when everything is present or when not root.
+# Debian packages wificc needs beyond Python and Rust: a C toolchain for the Rust build,
+# iproute2 for the emulator, and chromium, in which the tests render the HTML report.
+# Idempotent; skipped when everything is present or when not root.
 set -euo pipefail
-pkgs=(build-essential pkg-config iproute2)
+pkgs=(build-essential pkg-config iproute2 chromium)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -20,6 +20,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,51 @@ class Result:
             f"<wificc.Result {len(self.flows)} flows, {len(self.pings)} pings, "
             f"{s['duration_s']:g} s simulated, total goodput {s['total_goodput_bps'] / 1e6:.2f} Mbit/s>"
         )
+
+
+@dataclass
+class SavedRun:
+    """A run read back from its directory: the attributes of the :class:`Result` that wrote it.
+
+    ``summary`` is the run summary alone (``summary.parquet`` also holds the parameters).
+    """
+
+    directory: Path
+    scenario: dict[str, Any]
+    summary: dict[str, Any]
+    flows: pd.DataFrame
+    pings: pd.DataFrame
+    queues: pd.DataFrame
+    flow_series: pd.DataFrame
+    model_series: pd.DataFrame
+    ping_series: pd.DataFrame
+    queue_series: pd.DataFrame
+
+
+def load(directory: str | os.PathLike[str]) -> SavedRun:
+    """Read a run directory written by :meth:`Result.save`."""
+    path = Path(directory)
+    missing = [f for f in (SCENARIO_FILE, *TABLE_FILES.values()) if not (path / f).is_file()]
+    if missing:
+        raise ValueError(
+            f"run: {str(path)!r} has no {missing[0]}; expected a run directory written by "
+            "Result.save or `wificc run --out`"
+        )
+    scenario = json.loads((path / SCENARIO_FILE).read_text())
+    tables = {name: pd.read_parquet(path / file) for name, file in TABLE_FILES.items()}
+    parameters = flatten(scenario)
+    row = tables.pop("summary").to_dict("records")[0]
+    # The run summary repeats the scenario's seed; no other parameter is a summary field.
+    summary = {k: v for k, v in row.items() if k not in parameters or k == "seed"}
+    return SavedRun(path, scenario, summary, **tables)
+
+
+RunLike = Result | SavedRun
+
+
+def as_run(run: RunLike | str | os.PathLike[str]) -> RunLike:
+    """``run`` itself when it is a result, else the run saved in that directory."""
+    return run if isinstance(run, Result | SavedRun) else load(run)
 
 
 def staging_path(target: Path) -> Path:
