@@ -274,14 +274,17 @@ def ampdu_table(frame: pd.DataFrame, *, by: str | None = None) -> pd.DataFrame:
     """A-MPDU size per TSQ setting (and ``by``): the mean over rows of mean, p10 and p90.
 
     Input columns: ``tsq``, ``ampdu_mean``, ``ampdu_p10``, ``ampdu_p90`` (MPDUs per A-MPDU),
-    one row per run. Rows come out in TSQ order (:func:`_order`).
+    one row per run. Rows come out by ``by`` in order of appearance, then in TSQ order
+    (:func:`_order`).
     """
     keys = [c for c in (by, "tsq") if c is not None]
     _require(frame, [*keys, "ampdu_mean", "ampdu_p10", "ampdu_p90"])
     table = frame.groupby(keys, sort=False)[["ampdu_mean", "ampdu_p10", "ampdu_p90"]].mean().reset_index()
     rank = {v: i for i, v in enumerate(_order(list(table["tsq"])))}
-    table = table.assign(_rank=table["tsq"].map(rank)).sort_values([*keys[:-1], "_rank"], kind="stable")
-    return table.drop(columns="_rank").reset_index(drop=True)
+    group = {v: i for i, v in enumerate(dict.fromkeys(table[by]))} if by else {}
+    ranks = {"_group": table[by].map(group) if by else 0, "_rank": table["tsq"].map(rank)}
+    table = table.assign(**ranks).sort_values(["_group", "_rank"], kind="stable")
+    return table.drop(columns=["_group", "_rank"]).reset_index(drop=True)
 
 
 def static_packets(value: Any) -> int | None:
