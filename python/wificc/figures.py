@@ -48,7 +48,7 @@ from matplotlib.figure import Figure
 from wificc.flent import run_directories, seconds
 from wificc.models import hybrid
 from wificc.models._common import save_figure
-from wificc.result import RunLike, SavedRun, as_run, flatten, load
+from wificc.result import SCENARIO_FILE, RunLike, SavedRun, as_run, flatten, load
 
 # Percentiles of a candlestick: whisker ends and middle (the studies' 10/50/90).
 PERCENTILES = (10, 50, 90)
@@ -166,20 +166,14 @@ def goodput_ping_table(
     by = [c for c in (cc_column, tsq_column) if c is not None]
     _require(runs, [goodput, ping])
     frame = runs.assign(**{goodput: runs[goodput] / BITS_PER_MBIT})
-    rates = percentile_table(frame, by, goodput)
-    delays = percentile_table(frame, by, ping)
-    table = rates.merge(delays, on=by, suffixes=("", "_ping"), how="inner", sort=False)
-    return table.rename(
-        columns={
-            "p10": "goodput_p10",
-            "p50": "goodput_p50",
-            "p90": "goodput_p90",
-            "p10_ping": "ping_p10",
-            "p50_ping": "ping_p50",
-            "p90_ping": "ping_p90",
-            "n_ping": "n_ping",
-        }
-    ).drop(columns=["n_ping"])
+    rates = percentile_table(frame, by, goodput).rename(
+        columns=lambda c: f"goodput_{c}" if c[0] == "p" else c
+    )
+    delays = percentile_table(frame, by, ping).drop(columns="n")
+    table = rates.merge(delays.rename(columns=lambda c: f"ping_{c}" if c[0] == "p" else c), on=by, sort=False)
+    if table.empty:
+        raise ValueError(f"{goodput}, {ping}: no run has both values")
+    return table
 
 
 def load_window(run: RunLike) -> tuple[float, float]:
@@ -571,11 +565,14 @@ def fig_pacing_cwnd(
     return save_figure(fig, title, path_prefix)
 
 
-def _bars(ax: Any, labels: Sequence[str], groups: Sequence[tuple[str, pd.DataFrame, str]]) -> None:
-    """Grouped bars of p50 with 10/90 whiskers: one group per label, one bar per (name, table)."""
+def _bars(labels: Sequence[str], groups: Sequence[tuple[str, pd.DataFrame, str, Any]]) -> None:
+    """Grouped bars of p50 with 10/90 whiskers: one group per label, one bar per series.
+
+    A series is (name, table, column prefix, axes); the first series' axes get the labels.
+    """
     width = 0.8 / len(groups)
     x = np.arange(len(labels))
-    for i, (name, table, prefix) in enumerate(groups):
+    for i, (name, table, prefix, ax) in enumerate(groups):
         ax.bar(
             x + (i - (len(groups) - 1) / 2) * width,
             table[f"{prefix}p50"],
@@ -585,9 +582,8 @@ def _bars(ax: Any, labels: Sequence[str], groups: Sequence[tuple[str, pd.DataFra
             color=_color(i),
             label=name,
         )
-    ax.set_xticks(
-        x, labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center"
-    )
+    slanted = len(labels) > 4
+    groups[0][3].set_xticks(x, labels, rotation=30 if slanted else 0, ha="right" if slanted else "center")
 
 
 def fig_ampdu_tsq(
@@ -608,8 +604,8 @@ def fig_ampdu_tsq(
     for group in groups:
         part = table if group is None else table[table[by] == group]
         part = part.set_index("tsq").reindex(tsqs).reset_index()
-        series.append((str(group) if group is not None else "A-MPDU", part, "ampdu_"))
-    _bars(ax, [str(t) for t in tsqs], series)
+        series.append((str(group) if group is not None else "A-MPDU", part, "ampdu_", ax))
+    _bars([str(t) for t in tsqs], series)
     ax.set_xlabel("TSQ")
     ax.set_ylabel("MPDUs per A-MPDU")
     if by:
@@ -673,7 +669,7 @@ def fig_fairness(
     table = fairness_table(runs, by=by).rename(columns=lambda c: f"jain_{c}" if c.startswith("p") else c)
     fig = Figure(figsize=FIGSIZE, layout="constrained")
     ax = fig.subplots()
-    _bars(ax, list(table["label"]), [("Jain index", table, "jain_")])
+    _bars(list(table["label"]), [("Jain index", table, "jain_", ax)])
     ax.set_ylabel("Jain's index")
     ax.set_ylim(0, 1.05)
     return save_figure(fig, title, path_prefix)
@@ -690,30 +686,21 @@ def fig_rrul(
     table = rrul_table(runs, by=by)
     fig = Figure(figsize=FIGSIZE, layout="constrained")
     ax = fig.subplots()
-    labels = list(table["label"])
     ping_ax = ax.twinx()
-    width = 0.8 / 3
-    x = np.arange(len(labels))
-    for i, (name, prefix, axis) in enumerate(
-        (("upload", "upload_", ax), ("download", "download_", ax), ("ping", "ping_", ping_ax))
-    ):
-        axis.bar(
-            x + (i - 1) * width,
-            table[f"{prefix}p50"],
-            width,
-            yerr=_whiskers(table, prefix),
-            capsize=3,
-            color=_color(i),
-            label=name,
-        )
-    ax.set_xticks(
-        x, labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center"
-    )
+    series = [
+        ("upload", table, "upload_", ax),
+        ("download", table, "download_", ax),
+        ("ping", table, "ping_", ping_ax),
+    ]
+    _bars(list(table["label"]), series)
     ax.set_ylabel("goodput (Mbit/s)")
     ping_ax.set_ylabel("ping RTT (ms)")
+    # The legend of both axes goes on the twin, which is drawn over the first.
     handles = ax.get_legend_handles_labels()
     ping_handles = ping_ax.get_legend_handles_labels()
-    ax.legend(handles[0] + ping_handles[0], handles[1] + ping_handles[1], fontsize="small")
+    ping_ax.legend(
+        handles[0] + ping_handles[0], handles[1] + ping_handles[1], fontsize="small", loc="upper left"
+    )
     return save_figure(fig, title, path_prefix)
 
 
@@ -809,6 +796,11 @@ def plot(directory: str | os.PathLike[str], out: str | os.PathLike[str] | None =
     target = path / "figures" if out is None else Path(out)
     if is_sweep(path):
         return plot_sweep(path, target)
+    if not (path / SCENARIO_FILE).is_file():
+        raise ValueError(
+            f"DIR: {str(path)!r} is neither a run directory ({SCENARIO_FILE}) nor a sweep "
+            f"({RUNS_FILE}, runs/*/)"
+        )
     return plot_run(path, target)
 
 

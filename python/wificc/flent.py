@@ -56,7 +56,7 @@ from typing import Annotated, Any
 
 import typer
 
-from wificc.result import SCENARIO_FILE, RunLike, as_run, staging_path
+from wificc.result import SCENARIO_FILE, RunLike, as_run, write_file
 from wificc.scenarios import NSEC_PER_SEC, duration_ns
 
 SUFFIX = ".flent.gz"
@@ -495,19 +495,8 @@ def export(
         raise ValueError(f"path: got {str(target)!r}, expected a file name ending in {SUFFIX}")
     doc = document(run, test=test, title=title, time=time, filename=target.name)
     data = json.dumps(doc, indent=2, sort_keys=True).encode()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = staging_path(target)
-    try:
-        with (
-            open(staging, "xb") as raw_file,
-            gzip.GzipFile(fileobj=raw_file, mode="wb", filename="", mtime=0) as f,
-        ):
-            f.write(data)
-        os.replace(staging, target)
-    except BaseException:
-        staging.unlink(missing_ok=True)
-        raise
-    return target
+    # gzip.compress writes no file name and, with mtime 0, no date.
+    return write_file(target, gzip.compress(data, mtime=0))
 
 
 def flent_cmd(

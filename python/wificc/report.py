@@ -33,7 +33,7 @@ import pandas as pd
 import typer
 
 from wificc import figures
-from wificc.result import SCENARIO_FILE, flatten, load, staging_path
+from wificc.result import SCENARIO_FILE, flatten, load, write_file
 
 REPORT_FILE = "report.html"
 BITS_PER_MBIT = 1e6
@@ -128,7 +128,9 @@ def run_section(directory: Path, scratch: Path) -> str:
 
 def settings_summary(table: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
     """Per setting: runs, and the 10/50/90th percentiles of goodput (Mbit/s), ping, Jain."""
-    frame = table.assign(goodput_mbps=table["total_goodput_bps"] / BITS_PER_MBIT)
+    frame = table.copy()
+    if "total_goodput_bps" in frame.columns:
+        frame["goodput_mbps"] = frame["total_goodput_bps"] / BITS_PER_MBIT
     out = None
     for column in ("goodput_mbps", "ping_p50_ms", "jain"):
         if column not in frame.columns or frame[column].isna().all():
@@ -198,16 +200,7 @@ def render(directory: str | os.PathLike[str]) -> str:
 def write(directory: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
     """Write the report of ``directory`` to ``out`` (default DIR/report.html) atomically."""
     target = Path(directory) / REPORT_FILE if out is None else Path(out)
-    text = render(directory)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = staging_path(target)
-    try:
-        staging.write_text(text, encoding="utf-8")
-        os.replace(staging, target)
-    except BaseException:
-        staging.unlink(missing_ok=True)
-        raise
-    return target
+    return write_file(target, render(directory).encode("utf-8"))
 
 
 def report_cmd(

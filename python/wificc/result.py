@@ -264,6 +264,20 @@ def staging_path(target: Path) -> Path:
     return target.parent / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}"
 
 
+def write_file(target: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``target`` (creating its directory) through a file renamed into place."""
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = staging_path(path)
+    try:
+        staging.write_bytes(data)
+        os.replace(staging, path)
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        raise
+    return path
+
+
 def _replace_dir(staging: Path, target: Path) -> None:
     """Rename ``staging`` to ``target``; an existing ``target`` is moved aside, then removed."""
     if not target.exists():

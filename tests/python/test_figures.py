@@ -328,7 +328,7 @@ def test_rrul_bars_and_a_runs_row(bidirectional, drawn):
     figures.fig_rrul(runs, "unused")
     fig = drawn[0][0]
     ax, ping_ax = fig.axes
-    assert ax.get_legend_handles_labels()[1] == ["upload", "download"]
+    assert [t.get_text() for t in ping_ax.get_legend().get_texts()] == ["upload", "download", "ping"]
     assert [bar.get_height() for bar in ping_ax.containers[1]] == [6, 40]
 
 
@@ -410,7 +410,8 @@ def test_plot_command(upload, tmp_path):
     (tmp_path / "empty").mkdir()
     out = runner.invoke(app, ["plot", str(tmp_path / "empty")])
     assert out.exit_code == 2
-    assert out.stderr.startswith(
-        f"error: run: '{tmp_path / 'empty'}' has no scenario.json; expected a run directory"
+    assert out.stderr == (
+        f"error: DIR: '{tmp_path / 'empty'}' is neither a run directory (scenario.json) "
+        "nor a sweep (runs.parquet, runs/*/)\n"
     )
     assert "Traceback" not in out.output
