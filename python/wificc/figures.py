@@ -58,7 +58,9 @@ FIGSIZE = (7.0, 4.5)
 # Columns that name a run rather than a setting.
 RUN_KEY_COLUMNS = ("id", "run_id", "run", "seed", "repetition", "rep")
 # A numeric column whose name matches this holds a measurement, not a parameter.
-METRIC_NAME = re.compile(r"(_bps|_ms|_s|_pkts|_bytes|_rate|_count|jain|retrans|drops|events|speed)$")
+METRIC_NAME = re.compile(
+    r"(_bps|_ms|_s|_pkts|_bytes|_rate|_count|_mean|_min|_max|_p\d+|jain|retrans|drops|events|speed|utilization)$"
+)
 # Columns that may name the congestion control and the TSQ setting, in order of preference.
 CC_COLUMNS = ("cc", "flows[0].cc")
 TSQ_COLUMNS = ("tsq", "stack.tsq")
@@ -76,23 +78,26 @@ GRID_FILE = "grid.toml"
 # Tables
 
 
-def percentile_table(frame: pd.DataFrame, by: Sequence[str], value: str) -> pd.DataFrame:
-    """Per group of ``by`` (in order of first appearance): n and the 10/50/90th percentiles.
+def percentile_table(frame: pd.DataFrame, by: Sequence[str], values: Mapping[str, str]) -> pd.DataFrame:
+    """Candlesticks per group of ``by``, groups in order of first appearance.
 
-    Rows whose ``value`` is missing do not count. Columns: ``by``, ``n``, ``p10``, ``p50``,
-    ``p90``.
+    ``values`` maps a name to a column. Columns out: ``by``, ``n`` (rows in the group), and
+    per name ``<name>_p10``, ``<name>_p50``, ``<name>_p90``: the percentiles of the column's
+    values present in the group (NaN when it has none).
     """
-    _require(frame, [*by, value])
+    _require(frame, [*by, *values.values()])
     rows = []
     groups = frame.groupby(list(by), sort=False, dropna=False) if by else [((), frame)]
     for key, group in groups:
-        values = group[value].dropna().to_numpy(dtype=float)
-        if not len(values):
-            continue
         key = key if isinstance(key, tuple) else (key,)
-        p10, p50, p90 = np.percentile(values, PERCENTILES)
-        rows.append({**dict(zip(by, key, strict=True)), "n": len(values), "p10": p10, "p50": p50, "p90": p90})
-    return pd.DataFrame(rows, columns=[*by, "n", "p10", "p50", "p90"])
+        row = {**dict(zip(by, key, strict=True)), "n": len(group)}
+        for name, column in values.items():
+            present = group[column].dropna().to_numpy(dtype=float)
+            percentiles = np.percentile(present, PERCENTILES) if len(present) else [math.nan] * 3
+            row |= {f"{name}_p{p}": v for p, v in zip(PERCENTILES, percentiles, strict=True)}
+        rows.append(row)
+    columns = [f"{name}_p{p}" for name in values for p in PERCENTILES]
+    return pd.DataFrame(rows, columns=[*by, "n", *columns])
 
 
 def _require(frame: pd.DataFrame, columns: Sequence[str]) -> None:
@@ -130,10 +135,16 @@ def short_name(column: str) -> str:
 
 
 def setting_labels(runs: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
-    """One label per row: ``tsq=4ms, cc=bbr`` from the setting columns (``all`` without any)."""
+    """One label per row: ``tsq=4ms, cc=bbr`` from the setting columns (``all`` without any).
+
+    Columns are named by :func:`short_name` unless two share it (``flows[0].cc`` and
+    ``flows[1].cc`` keep their full names).
+    """
     if not columns:
         return pd.Series(["all"] * len(runs), index=runs.index)
-    parts = [short_name(c) + "=" + runs[c].astype(str) for c in columns]
+    shorts = [short_name(c) for c in columns]
+    names = [short if shorts.count(short) == 1 else c for c, short in zip(columns, shorts, strict=True)]
+    parts = [name + "=" + runs[c].astype(str) for name, c in zip(names, columns, strict=True)]
     label = parts[0]
     for part in parts[1:]:
         label = label + ", " + part
@@ -166,12 +177,8 @@ def goodput_ping_table(
     by = [c for c in (cc_column, tsq_column) if c is not None]
     _require(runs, [goodput, ping])
     frame = runs.assign(**{goodput: runs[goodput] / BITS_PER_MBIT})
-    rates = percentile_table(frame, by, goodput).rename(
-        columns=lambda c: f"goodput_{c}" if c[0] == "p" else c
-    )
-    delays = percentile_table(frame, by, ping).drop(columns="n")
-    table = rates.merge(delays.rename(columns=lambda c: f"ping_{c}" if c[0] == "p" else c), on=by, sort=False)
-    if table.empty:
+    table = percentile_table(frame, by, {"goodput": goodput, "ping": ping})
+    if table[["goodput_p50", "ping_p50"]].isna().any(axis=1).all():
         raise ValueError(f"{goodput}, {ping}: no run has both values")
     return table
 
@@ -309,10 +316,7 @@ def bottleneck_table(
         raise ValueError(f"{tsq_column}: got {bad!r}, expected a static TSQ limit such as 'static:64p'")
     keys = [c for c in (by, "k") if c is not None]
     frame = runs.assign(k=k.astype(int), **{goodput: runs[goodput] / BITS_PER_MBIT})
-    rates = percentile_table(frame, keys, goodput).add_prefix("goodput_")
-    delays = percentile_table(frame, keys, rtt).add_prefix("rtt_")
-    table = pd.concat([rates.rename(columns={f"goodput_{c}": c for c in [*keys, "n"]}), delays], axis=1)
-    table = table.drop(columns=[f"rtt_{c}" for c in [*keys, "n"]])
+    table = percentile_table(frame, keys, {"goodput": goodput, "rtt": rtt})
     return table.sort_values(keys, kind="stable").reset_index(drop=True)
 
 
@@ -342,7 +346,7 @@ def fairness_table(runs: pd.DataFrame, *, by: Sequence[str] | None = None) -> pd
         jain = runs[columns].apply(lambda row: jain_index(list(row)), axis=1)
     by = setting_columns(runs) if by is None else list(by)
     frame = pd.DataFrame({"label": setting_labels(runs, by), "jain": jain})
-    return percentile_table(frame, ["label"], "jain")
+    return percentile_table(frame, ["label"], {"jain": "jain"})
 
 
 def rrul_table(runs: pd.DataFrame, *, by: Sequence[str] | None = None) -> pd.DataFrame:
@@ -355,12 +359,9 @@ def rrul_table(runs: pd.DataFrame, *, by: Sequence[str] | None = None) -> pd.Dat
         upload=runs["upload_goodput_bps"] / BITS_PER_MBIT,
         download=runs["download_goodput_bps"] / BITS_PER_MBIT,
     )
-    parts = [
-        percentile_table(frame, ["label"], column).add_prefix(f"{name}_")
-        for name, column in (("upload", "upload"), ("download", "download"), ("ping", "ping_p50_ms"))
-    ]
-    table = pd.concat(parts, axis=1).rename(columns={"upload_label": "label", "upload_n": "n"})
-    return table.drop(columns=["download_label", "download_n", "ping_label", "ping_n"])
+    return percentile_table(
+        frame, ["label"], {"upload": "upload", "download": "download", "ping": "ping_p50_ms"}
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -595,6 +596,7 @@ def fig_ampdu_tsq(
 ) -> list[Path]:
     """Mean A-MPDU size (bars) with 10th-90th percentile whiskers per TSQ setting (and ``by``)."""
     table = ampdu_table(frame, by=by)
+    # The bar is the mean, which _bars reads as the middle value.
     table = table.rename(columns={"ampdu_mean": "ampdu_p50"})
     tsqs = _order(list(table["tsq"]))
     groups = list(dict.fromkeys(table[by])) if by else [None]
@@ -666,7 +668,7 @@ def fig_fairness(
     title: str = "Jain's fairness index per setting",
 ) -> list[Path]:
     """Median Jain index per setting (bars) with 10th-90th percentile whiskers."""
-    table = fairness_table(runs, by=by).rename(columns=lambda c: f"jain_{c}" if c.startswith("p") else c)
+    table = fairness_table(runs, by=by)
     fig = Figure(figsize=FIGSIZE, layout="constrained")
     ax = fig.subplots()
     _bars(list(table["label"]), [("Jain index", table, "jain_", ax)])

@@ -118,12 +118,12 @@ def seconds(field: str, text: Any) -> float:
 
 @dataclass(frozen=True)
 class Stream:
-    """One flow or ping of a run as Flent sees it: series name, traffic and measurements."""
+    """One flow or ping of a run as Flent sees it: its series name, kind and marking."""
 
     name: str
+    # The flow's or ping's index in the scenario.
     index: int
     kind: str  # "tcp", "icmp" or "udp"
-    direction: str | None
     dscp: int
 
 
@@ -163,14 +163,13 @@ def _flows(run: RunLike) -> list[dict[str, Any]]:
     return [{**f, "dscp": dscp_value(f"flows[{i}].dscp", f["dscp"])} for i, f in enumerate(flows)]
 
 
-def _numbered(labels: Sequence[str], first_suffix: int) -> list[str]:
-    """Make repeated labels distinct: the k-th occurrence (k >= first_suffix) gets k appended."""
+def _numbered(labels: Sequence[str]) -> list[str]:
+    """Make repeated labels distinct as rrul_be.conf does: BE, BE2, BE3, ..."""
     seen: dict[str, int] = {}
     out = []
     for label in labels:
         seen[label] = seen.get(label, 0) + 1
-        k = seen[label]
-        out.append(f"{label}{k}" if k >= first_suffix else label)
+        out.append(f"{label}{seen[label]}" if seen[label] > 1 else label)
     return out
 
 
@@ -185,44 +184,48 @@ def streams(run: RunLike, test: str) -> list[Stream]:
     for direction, word in DIRECTION_WORDS.items():
         members = [(i, f) for i, f in enumerate(flows) if f["direction"] == direction]
         if test in ("rrul", "rrul_be"):
-            suffixes = _numbered([_label(f["dscp"]) for _, f in members], 2)
+            suffixes = _numbered([_label(f["dscp"]) for _, f in members])
             names = [f"TCP {word} {s}" for s in suffixes]
         elif test in ("tcp_nup", "tcp_ndown"):
             names = [f"TCP {word}::{k + 1}" for k in range(len(members))]
         else:
             names = [f"TCP {word}"] * len(members)
-        out += [Stream(n, i, "tcp", direction, f["dscp"]) for n, (i, f) in zip(names, members, strict=True)]
+        out += [Stream(n, i, "tcp", f["dscp"]) for n, (i, f) in zip(names, members, strict=True)]
     pings = list(enumerate(run.scenario["pings"]))
     icmp = [(i, p) for i, p in pings if p["kind"] == "icmp"]
     for k, (i, p) in enumerate(icmp):
         name = "Ping (ms) ICMP" if k == 0 else f"Ping (ms) ICMP {run.pings['name'][i]} (extra)"
-        out.append(Stream(name, i, "icmp", None, dscp_value(f"pings[{i}].dscp", p["dscp"])))
+        out.append(Stream(name, i, "icmp", dscp_value(f"pings[{i}].dscp", p["dscp"])))
     udp = [(i, p, dscp_value(f"pings[{i}].dscp", p["dscp"])) for i, p in pings if p["kind"] == "udp"]
     if test == "rrul_be":
         labels = [f"BE{k + 1}" for k in range(len(udp))]
     else:
-        labels = _numbered([_label(d) for _, _, d in udp], 2)
-    out += [Stream(f"Ping (ms) UDP {s}", i, "udp", None, d) for s, (i, _, d) in zip(labels, udp, strict=True)]
+        labels = _numbered([_label(d) for _, _, d in udp])
+    out += [Stream(f"Ping (ms) UDP {s}", i, "udp", d) for s, (i, _, d) in zip(labels, udp, strict=True)]
     return out
 
 
 def computed_series(test: str, names: Iterable[str]) -> list[tuple[str, str, list[str]]]:
-    """The computed series of ``test`` as (name, Flent runner, member series), in .conf order."""
+    """The computed series of ``test`` as (name, Flent runner, member series), in .conf order.
+
+    A series without members (rrul without pings) is left out.
+    """
     names = list(names)
 
     def tcp(word: str) -> list[str]:
         return [n for n in names if n.startswith(f"TCP {word}")]
 
     pings = [n for n in names if n.startswith("Ping (ms)")]
+    series: list[tuple[str, str, list[str]]] = []
     if test in ("tcp_nup", "tcp_ndown"):
         word = "upload" if test == "tcp_nup" else "download"
-        return [
+        series = [
             (f"TCP {word} avg", "AverageRunner", tcp(word)),
             (f"TCP {word} sum", "SumRunner", tcp(word)),
             (f"TCP {word} fairness", "FairnessRunner", tcp(word)),
         ]
     if test in ("rrul", "rrul_be"):
-        return [
+        series = [
             ("TCP upload avg", "AverageRunner", tcp("upload")),
             ("TCP upload sum", "SumRunner", tcp("upload")),
             ("TCP download avg", "AverageRunner", tcp("download")),
@@ -230,7 +233,7 @@ def computed_series(test: str, names: Iterable[str]) -> list[tuple[str, str, lis
             ("TCP totals", "SumRunner", tcp("upload") + tcp("download")),
             ("Ping (ms) avg", "AverageRunner", pings),
         ]
-    return []
+    return [(name, runner, members) for name, runner, members in series if members]
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -131,14 +131,10 @@ def settings_summary(table: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
     frame = table.copy()
     if "total_goodput_bps" in frame.columns:
         frame["goodput_mbps"] = frame["total_goodput_bps"] / BITS_PER_MBIT
-    out = None
-    for column in ("goodput_mbps", "ping_p50_ms", "jain"):
-        if column not in frame.columns or frame[column].isna().all():
-            continue
-        part = figures.percentile_table(frame, settings, column)
-        part = part.rename(columns={p: f"{column} {p}" for p in ("p10", "p50", "p90")})
-        out = part if out is None else out.merge(part.drop(columns="n"), on=settings, how="left", sort=False)
-    return out if out is not None else pd.DataFrame()
+    values = {
+        c: c for c in ("goodput_mbps", "ping_p50_ms", "jain") if c in frame.columns and frame[c].notna().any()
+    }
+    return figures.percentile_table(frame, settings, values)
 
 
 def sweep_section(directory: Path, scratch: Path) -> str:

@@ -87,19 +87,25 @@ def test_percentiles_per_group_in_order_of_appearance():
             "g": ["b", "a", "a", "a", "a", "a", "b", "c"],
             "v": [1.0, 10.0, 20.0, 30.0, 40.0, 50.0, 3.0, math.nan],
         }
-    )
-    table = figures.percentile_table(frame, ["g"], "v")
+    ).assign(w=lambda f: 2 * f["v"])
+    table = figures.percentile_table(frame, ["g"], {"v": "v", "twice": "w"})
+    # b: 1, 3: p10 = 1 + 0.1 x 2 = 1.2, p90 = 2.8.
     # a: 10..50, numpy linear: p10 = 10 + 0.4 x 10 = 14, p90 = 40 + 0.6 x 10 = 46.
-    # b: 1, 3: p10 = 1 + 0.1 x 2 = 1.2, p90 = 2.8. c has no value: no row.
-    assert list(table["g"]) == ["b", "a"]
-    assert list(table["n"]) == [2, 5]
-    assert table["p10"].tolist() == pytest.approx([1.2, 14.0], rel=1e-12)
-    assert table["p50"].tolist() == pytest.approx([2.0, 30.0], rel=1e-12)
-    assert table["p90"].tolist() == pytest.approx([2.8, 46.0], rel=1e-12)
-    whole = figures.percentile_table(frame, [], "v")
-    assert whole["n"].tolist() == [7]
-    with pytest.raises(ValueError, match=r"^w: no such column in the runs table; it has g, v$"):
-        figures.percentile_table(frame, ["g"], "w")
+    # c has no value: NaN.
+    nan = math.nan
+    assert_rows(
+        table,
+        [
+            ["b", 2, 1.2, 2.0, 2.8, 2.4, 4.0, 5.6],
+            ["a", 5, 14.0, 30.0, 46.0, 28.0, 60.0, 92.0],
+            ["c", 1, nan, nan, nan, nan, nan, nan],
+        ],
+    )
+    assert list(table.columns[3:]) == ["v_p50", "v_p90", "twice_p10", "twice_p50", "twice_p90"]
+    whole = figures.percentile_table(frame, [], {"v": "v"})
+    assert whole["n"].tolist() == [8]
+    with pytest.raises(ValueError, match=r"^x: no such column in the runs table; it has g, v, w$"):
+        figures.percentile_table(frame, ["g"], {"v": "x"})
 
 
 def test_settings_are_the_varying_parameters():
@@ -116,6 +122,15 @@ def test_settings_are_the_varying_parameters():
         }
     )
     assert figures.setting_columns(runs) == ["flows[0].cc", "stack.tp"]
+    # A column per flow keeps its full name in labels.
+    two = pd.DataFrame({"flows[0].cc": ["bbr", "bbr_pg"], "flows[1].cc": ["cubic", "cubic"]})
+    assert list(figures.setting_labels(two, list(two.columns))) == [
+        "flows[0].cc=bbr, flows[1].cc=cubic",
+        "flows[0].cc=bbr_pg, flows[1].cc=cubic",
+    ]
+    # Summary columns of a Wi-Fi sweep are measurements too.
+    wifi = runs.assign(ampdu_mean=[1.0, 2.0, 3.0, 4.0], ampdu_p10=[1.0, 1.0, 2.0, 2.0])
+    assert figures.setting_columns(wifi) == ["flows[0].cc", "stack.tp"]
     assert figures.setting_columns(runs, ["stack.tsq", "missing"]) == ["stack.tsq"]
     assert [figures.short_name(c) for c in ("flows[0].cc", "stack.tsq", "seed")] == ["cc", "tsq", "seed"]
     labels = figures.setting_labels(runs, ["flows[0].cc", "stack.tp"])
@@ -293,7 +308,7 @@ def test_fairness_from_jain_or_from_flow_goodputs(drawn):
     table = figures.fairness_table(runs)
     assert_rows(table, [["cc=bbr", 2, 0.82, 0.9, 0.98], ["cc=cubic", 1, 0.5, 0.5, 0.5]])
     given = figures.fairness_table(runs.assign(jain=[0.1, 0.3, 0.2]), by=["cc"])
-    assert given["p50"].tolist() == pytest.approx([0.2, 0.2])
+    assert given["jain_p50"].tolist() == pytest.approx([0.2, 0.2])
     assert figures.jain_index([3.0, 1.0, math.nan]) == 0.8
     assert math.isnan(figures.jain_index([0.0]))
     figures.fig_fairness(runs, "unused")

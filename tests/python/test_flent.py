@@ -173,6 +173,14 @@ def test_series_names_are_those_of_the_flent_test_definitions(documents):
     )
 
 
+def test_a_run_without_pings_has_no_ping_series(results):
+    scenario = {**SCENARIOS["rrul"], "pings": []}
+    doc = flent.document(wificc.run(scenario))
+    assert not [name for name in doc["results"] if name.startswith("Ping")]
+    lengths = {len(values) for values in doc["results"].values()}
+    assert lengths == {len(doc["x_values"])}
+
+
 def test_flow_values_socket_statistics_and_the_bbr_model(results, documents):
     result, doc = results["tcp_upload"], documents["tcp_upload"]
     # 2.8 s every 0.2 s: x = 0, 0.2, ..., 2.8.

@@ -89,12 +89,12 @@ def test_settings_summary_percentiles():
     assert list(summary.columns) == [
         "cc",
         "n",
-        "goodput_mbps p10",
-        "goodput_mbps p50",
-        "goodput_mbps p90",
-        "ping_p50_ms p10",
-        "ping_p50_ms p50",
-        "ping_p50_ms p90",
+        "goodput_mbps_p10",
+        "goodput_mbps_p50",
+        "goodput_mbps_p90",
+        "ping_p50_ms_p10",
+        "ping_p50_ms_p50",
+        "ping_p50_ms_p90",
     ]
     assert summary.values.tolist() == [
         ["bbr", 2, 11.0, 15.0, 19.0, 5.2, 6.0, 6.8],
