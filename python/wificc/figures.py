@@ -45,7 +45,7 @@ import pandas as pd
 import typer
 from matplotlib.figure import Figure
 
-from wificc.flent import run_directories, seconds
+from wificc.flent import load_window, run_directories
 from wificc.models import hybrid
 from wificc.models._common import save_figure
 from wificc.result import SCENARIO_FILE, RunLike, SavedRun, as_run, flatten, load
@@ -181,20 +181,6 @@ def goodput_ping_table(
     if table[["goodput_p50", "ping_p50"]].isna().any(axis=1).all():
         raise ValueError(f"{goodput}, {ping}: no run has both values")
     return table
-
-
-def load_window(run: RunLike) -> tuple[float, float]:
-    """The span (s) from the first flow's start to the last flow's stop; the run without flows."""
-    s = run.scenario
-    duration = seconds("duration", s["duration"])
-    if not s["flows"]:
-        return 0.0, duration
-    starts = [seconds(f"flows[{i}].start", f["start"]) for i, f in enumerate(s["flows"])]
-    stops = [
-        duration if f["stop"] is None else seconds(f"flows[{i}].stop", f["stop"])
-        for i, f in enumerate(s["flows"])
-    ]
-    return min(starts), min(max(stops), duration)
 
 
 def _runs_of(data: Any) -> dict[str, RunLike]:
@@ -436,6 +422,8 @@ def load_sweep(sweep: str | os.PathLike[str]) -> Sweep:
         if id_column is None:
             raise ValueError(f"{runs_file}: no run_id or id column to find each run's directory")
         runs = [load(path / "runs" / str(i)) for i in table[id_column]]
+        if not runs:
+            raise ValueError(f"{runs_file}: no runs")
     else:
         runs = [load(d) for d in run_directories(path)]
         table = pd.DataFrame([{"run_id": r.directory.name, **flatten(r.scenario)} for r in runs])
@@ -782,28 +770,31 @@ def plot_sweep(sweep: Sweep | str | os.PathLike[str], out: str | os.PathLike[str
     labels = list(setting_labels(table, settings))
     for label in list(dict.fromkeys(labels))[:MAX_SERIES_FIGURES]:
         run = sweep.runs[labels.index(label)]
+        if run.flow_series.empty:
+            continue
         drawn.append((f"Series of one run ({label})", fig_pacing_cwnd(run, out / f"series-{_slug(label)}")))
     return drawn
 
 
-def is_sweep(directory: str | os.PathLike[str]) -> bool:
-    """Whether ``directory`` holds a sweep: ``runs.parquet`` or run directories under ``runs/``."""
+def kind_of(directory: str | os.PathLike[str]) -> str | None:
+    """``"sweep"`` (``runs.parquet`` or ``runs/*/``), ``"run"`` (``scenario.json``) or None."""
     path = Path(directory)
-    return (path / RUNS_FILE).is_file() or any(p.is_dir() for p in (path / "runs").glob("*"))
+    if (path / RUNS_FILE).is_file() or any(p.is_dir() for p in (path / "runs").glob("*")):
+        return "sweep"
+    return "run" if (path / SCENARIO_FILE).is_file() else None
 
 
 def plot(directory: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> list[Drawn]:
     """Every figure that fits a run or sweep directory, into ``out`` (default DIR/figures)."""
     path = Path(directory)
     target = path / "figures" if out is None else Path(out)
-    if is_sweep(path):
-        return plot_sweep(path, target)
-    if not (path / SCENARIO_FILE).is_file():
+    kind = kind_of(path)
+    if kind is None:
         raise ValueError(
             f"DIR: {str(path)!r} is neither a run directory ({SCENARIO_FILE}) nor a sweep "
             f"({RUNS_FILE}, runs/*/)"
         )
-    return plot_run(path, target)
+    return plot_sweep(path, target) if kind == "sweep" else plot_run(path, target)
 
 
 def plot_cmd(

@@ -116,6 +116,20 @@ def seconds(field: str, text: Any) -> float:
     return duration_ns(field, str(text)) / NSEC_PER_SEC
 
 
+def load_window(run: RunLike) -> tuple[float, float]:
+    """The span (s) from the first flow's start to the last flow's stop; the run without flows."""
+    s = run.scenario
+    duration = seconds("duration", s["duration"])
+    if not s["flows"]:
+        return 0.0, duration
+    starts = [seconds(f"flows[{i}].start", f["start"]) for i, f in enumerate(s["flows"])]
+    stops = [
+        duration if f["stop"] is None else seconds(f"flows[{i}].stop", f["stop"])
+        for i, f in enumerate(s["flows"])
+    ]
+    return min(starts), min(max(stops), duration)
+
+
 @dataclass(frozen=True)
 class Stream:
     """One flow or ping of a run as Flent sees it: its series name, kind and marking."""
@@ -396,11 +410,7 @@ def document(
     s = run.scenario
     step = seconds("step", s["step"])
     duration = seconds("duration", s["duration"])
-    starts = [seconds(f"flows[{i}].start", f["start"]) for i, f in enumerate(s["flows"])]
-    stops = [
-        duration if f["stop"] is None else min(duration, seconds(f"flows[{i}].stop", f["stop"]))
-        for i, f in enumerate(s["flows"])
-    ]
+    delay, end = load_window(run)
     t0 = time.timestamp()
     xs = [round(k * step, 9) for k in range(math.floor(duration / step + SAME_TIME_S) + 1)]
     max_gap = MAX_GAP_STEPS * step
@@ -448,8 +458,8 @@ def document(
         "NOTE": f"simulated by wificc {version}",
         "TIME": stamp,
         "T0": stamp,
-        "LENGTH": max(stops) - min(starts),
-        "DELAY": min(starts),
+        "LENGTH": end - delay,
+        "DELAY": delay,
         "TOTAL_LENGTH": duration,
         "STEP_SIZE": step,
         "HOST": SERVER_HOST,

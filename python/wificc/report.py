@@ -33,7 +33,7 @@ import pandas as pd
 import typer
 
 from wificc import figures
-from wificc.result import SCENARIO_FILE, flatten, load, write_file
+from wificc.result import flatten, load, write_file
 
 REPORT_FILE = "report.html"
 BITS_PER_MBIT = 1e6
@@ -60,10 +60,10 @@ def experiments(directory: str | os.PathLike[str]) -> list[tuple[str, Path]]:
     path = Path(directory)
     if not path.is_dir():
         raise ValueError(f"DIR: {str(path)!r} is not a directory")
-    if _is_experiment(path):
+    if figures.kind_of(path):
         return [(path.name, path)]
     found = [
-        (child.name, child) for child in sorted(path.iterdir()) if child.is_dir() and _is_experiment(child)
+        (child.name, child) for child in sorted(path.iterdir()) if child.is_dir() and figures.kind_of(child)
     ]
     if not found:
         raise ValueError(
@@ -71,10 +71,6 @@ def experiments(directory: str | os.PathLike[str]) -> list[tuple[str, Path]]:
             "directly or in its subdirectories"
         )
     return found
-
-
-def _is_experiment(path: Path) -> bool:
-    return (path / SCENARIO_FILE).is_file() or figures.is_sweep(path)
 
 
 def _format(value: Any) -> str:
@@ -180,7 +176,7 @@ def render(directory: str | os.PathLike[str]) -> str:
     with tempfile.TemporaryDirectory(prefix="wificc-report-") as tmp:
         for i, (name, experiment) in enumerate(found):
             scratch = Path(tmp) / str(i)
-            kind = "sweep" if figures.is_sweep(experiment) else "run"
+            kind = figures.kind_of(experiment)
             body = sweep_section(experiment, scratch) if kind == "sweep" else run_section(experiment, scratch)
             sections.append(f'<section id="e{i}"><h2>{html.escape(name)} ({kind})</h2>\n{body}\n</section>')
     title = html.escape(f"wificc report: {path.resolve().name}")
