@@ -25,8 +25,8 @@ The figures: goodput versus ping candlesticks per congestion control and TSQ (th
 signature figure), ping RTT CDFs, pacing rate against the congestion control's bandwidth
 model with cwnd over time, A-MPDU size versus TSQ, the bottleneck curve over the analytic
 hybrid model (:mod:`wificc.models.hybrid`), Jain's fairness index per setting, and RRUL's
-upload, download and ping per setting. :func:`plot` draws every figure that fits a run or
-sweep directory.
+upload, download and ping per setting. :func:`plot` draws every figure that fits a run, a
+sweep, or each experiment of a directory of them (:func:`experiments`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import pandas as pd
 import typer
 from matplotlib.figure import Figure
 
-from wificc.flent import load_window, run_directories
+from wificc.flent import jain, load_window, run_directories
 from wificc.models import hybrid
 from wificc.models._common import save_figure
 from wificc.result import SCENARIO_FILE, RunLike, SavedRun, as_run, flatten, load
@@ -314,24 +314,18 @@ def flow_goodput_columns(runs: pd.DataFrame) -> list[str]:
     return [c for _, c in sorted(found)]
 
 
-def jain_index(values: Sequence[float]) -> float:
-    """Jain's fairness index (sum x)^2 / (n sum x^2) of the values given; NaN for none or all 0."""
-    xs = np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
-    squares = float(np.sum(xs * xs))
-    return float(np.sum(xs)) ** 2 / (len(xs) * squares) if squares > 0 else math.nan
-
-
 def fairness_table(runs: pd.DataFrame, *, by: Sequence[str] | None = None) -> pd.DataFrame:
     """Jain's index candlesticks per setting (``label``); from ``jain`` or the flow goodputs."""
     if "jain" in runs.columns:
-        jain = runs["jain"].astype(float)
+        index = runs["jain"].astype(float)
     else:
         columns = flow_goodput_columns(runs)
         if not columns:
             raise ValueError("jain: the runs table has neither a jain column nor flow<i>_goodput_bps columns")
-        jain = runs[columns].apply(lambda row: jain_index(list(row)), axis=1)
+        # Flows a run does not have are missing (NaN) in its row.
+        index = runs[columns].apply(lambda row: jain([v for v in row if pd.notna(v)]), axis=1).astype(float)
     by = setting_columns(runs) if by is None else list(by)
-    frame = pd.DataFrame({"label": setting_labels(runs, by), "jain": jain})
+    frame = pd.DataFrame({"label": setting_labels(runs, by), "jain": index})
     return percentile_table(frame, ["label"], {"jain": "jain"})
 
 
@@ -784,22 +778,40 @@ def kind_of(directory: str | os.PathLike[str]) -> str | None:
     return "run" if (path / SCENARIO_FILE).is_file() else None
 
 
+def experiments(directory: str | os.PathLike[str]) -> list[tuple[str, Path]]:
+    """The experiments of ``directory``: itself when it is a run or a sweep, else its children
+    that are (in name order, the layout ``wificc reproduce`` writes)."""
+    path = Path(directory)
+    if not path.is_dir():
+        raise ValueError(f"DIR: {str(path)!r} is not a directory")
+    if kind_of(path):
+        return [(path.name, path)]
+    found = [(child.name, child) for child in sorted(path.iterdir()) if child.is_dir() and kind_of(child)]
+    if not found:
+        raise ValueError(
+            f"DIR: {str(path)!r} holds no run ({SCENARIO_FILE}) or sweep ({RUNS_FILE}, runs/*/), "
+            "directly or in its subdirectories"
+        )
+    return found
+
+
 def plot(directory: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> list[Drawn]:
-    """Every figure that fits a run or sweep directory, into ``out`` (default DIR/figures)."""
+    """Every figure that fits each experiment of ``directory`` (:func:`experiments`), into
+    ``out`` (default DIR/figures), in a subdirectory per experiment when there are several."""
     path = Path(directory)
     target = path / "figures" if out is None else Path(out)
-    kind = kind_of(path)
-    if kind is None:
-        raise ValueError(
-            f"DIR: {str(path)!r} is neither a run directory ({SCENARIO_FILE}) nor a sweep "
-            f"({RUNS_FILE}, runs/*/)"
-        )
-    return plot_sweep(path, target) if kind == "sweep" else plot_run(path, target)
+    found = experiments(path)
+    drawn: list[Drawn] = []
+    for name, experiment in found:
+        where = target if len(found) == 1 and experiment == path else target / name
+        kind = kind_of(experiment)
+        drawn += plot_sweep(experiment, where) if kind == "sweep" else plot_run(experiment, where)
+    return drawn
 
 
 def plot_cmd(
     directory: Annotated[
-        Path, typer.Argument(help="A run directory (wificc run --out) or a sweep directory.")
+        Path, typer.Argument(help="A run directory (wificc run --out), a sweep, or a directory of them.")
     ],
     out: Annotated[Path | None, typer.Option(help="Directory of the figures; default DIR/figures.")] = None,
 ) -> None:

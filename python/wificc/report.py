@@ -55,24 +55,6 @@ nav li { margin: 0.2em 0; }
 """
 
 
-def experiments(directory: str | os.PathLike[str]) -> list[tuple[str, Path]]:
-    """The experiments of ``directory``: itself when it is a run or a sweep, else its children."""
-    path = Path(directory)
-    if not path.is_dir():
-        raise ValueError(f"DIR: {str(path)!r} is not a directory")
-    if figures.kind_of(path):
-        return [(path.name, path)]
-    found = [
-        (child.name, child) for child in sorted(path.iterdir()) if child.is_dir() and figures.kind_of(child)
-    ]
-    if not found:
-        raise ValueError(
-            f"DIR: {str(path)!r} holds no run (scenario.json) or sweep (runs.parquet, runs/*/) "
-            "directly or in its subdirectories"
-        )
-    return found
-
-
 def _format(value: Any) -> str:
     """A table cell: whole large numbers, a few significant digits for small ones, '-' for none."""
     if value is None or (isinstance(value, float) and pd.isna(value)):
@@ -171,7 +153,7 @@ def sweep_section(directory: Path, scratch: Path) -> str:
 def render(directory: str | os.PathLike[str]) -> str:
     """The report of ``directory`` as HTML text."""
     path = Path(directory)
-    found = experiments(path)
+    found = figures.experiments(path)
     sections = []
     with tempfile.TemporaryDirectory(prefix="wificc-report-") as tmp:
         for i, (name, experiment) in enumerate(found):

@@ -309,8 +309,8 @@ def test_fairness_from_jain_or_from_flow_goodputs(drawn):
     assert_rows(table, [["cc=bbr", 2, 0.82, 0.9, 0.98], ["cc=cubic", 1, 0.5, 0.5, 0.5]])
     given = figures.fairness_table(runs.assign(jain=[0.1, 0.3, 0.2]), by=["cc"])
     assert given["jain_p50"].tolist() == pytest.approx([0.2, 0.2])
-    assert figures.jain_index([3.0, 1.0, math.nan]) == 0.8
-    assert math.isnan(figures.jain_index([0.0]))
+    nan_flow = figures.fairness_table(runs.assign(flow2_goodput_bps=[math.nan, math.nan, 0.0]), by=["cc"])
+    assert nan_flow["jain_p50"].tolist() == pytest.approx([0.9, 0.5 * 2 / 3])
     figures.fig_fairness(runs, "unused")
     ax = drawn[0][0].axes[0]
     assert [bar.get_height() for bar in ax.containers[1]] == pytest.approx([0.9, 0.5])
@@ -426,7 +426,7 @@ def test_plot_command(upload, tmp_path):
     out = runner.invoke(app, ["plot", str(tmp_path / "empty")])
     assert out.exit_code == 2
     assert out.stderr == (
-        f"error: DIR: '{tmp_path / 'empty'}' is neither a run directory (scenario.json) "
-        "nor a sweep (runs.parquet, runs/*/)\n"
+        f"error: DIR: '{tmp_path / 'empty'}' holds no run (scenario.json) or sweep (runs.parquet, runs/*/), "
+        "directly or in its subdirectories\n"
     )
     assert "Traceback" not in out.output

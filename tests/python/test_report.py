@@ -11,7 +11,7 @@ import typer
 import wificc
 from test_figures import SHORT, grid_runs, write_sweep
 from typer.testing import CliRunner
-from wificc import report, scenarios
+from wificc import figures, report, scenarios
 
 # Chromium as the tests run it: headless, as root (no sandbox), with no network chatter.
 CHROMIUM_FLAGS = [
@@ -47,15 +47,21 @@ def experiments(tmp_path_factory):
 
 
 def test_experiments_are_runs_and_sweeps_in_name_order(experiments, tmp_path):
-    assert report.experiments(experiments) == [
+    assert figures.experiments(experiments) == [
         ("a-run", experiments / "a-run"),
         ("b-sweep", experiments / "b-sweep"),
     ]
-    assert report.experiments(experiments / "b-sweep") == [("b-sweep", experiments / "b-sweep")]
+    assert figures.experiments(experiments / "b-sweep") == [("b-sweep", experiments / "b-sweep")]
     with pytest.raises(ValueError, match=f"^DIR: '{tmp_path}' holds no run"):
-        report.experiments(tmp_path)
+        figures.experiments(tmp_path)
     with pytest.raises(ValueError, match=f"^DIR: '{tmp_path / 'x'}' is not a directory$"):
-        report.experiments(tmp_path / "x")
+        figures.experiments(tmp_path / "x")
+    # wificc plot draws each experiment into its own directory.
+    captions = [caption for caption, _ in figures.plot(experiments, tmp_path / "figs")]
+    assert captions[:2] == ["Pacing rate, bw model and cwnd per flow", "Ping RTT CDF while the flows run"]
+    assert captions[2:4] == ["Goodput versus ping", "Ping RTT CDF"]
+    assert (tmp_path / "figs" / "a-run" / "series.png").is_file()
+    assert (tmp_path / "figs" / "b-sweep" / "goodput_ping.svg").is_file()
 
 
 def test_cells_and_tables():
