@@ -31,6 +31,7 @@ sweep, or each experiment of a directory of them (:func:`experiments`).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -71,7 +72,8 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 # The series figures a sweep gets: the first run of at most this many settings.
 MAX_SERIES_FIGURES = 8
 RUNS_FILE = "runs.parquet"
-GRID_FILE = "grid.toml"
+# The grid file a sweep keeps in its directory, as `wificc sweep` writes it.
+GRID_FILES = ("grid.toml", "grid.json")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -427,13 +429,18 @@ def load_sweep(sweep: str | os.PathLike[str]) -> Sweep:
 
 
 def grid_keys(sweep: str | os.PathLike[str]) -> list[str]:
-    """The parameter names of a sweep's ``grid.toml``: ``[grid]`` keys and ``[[zip]]`` keys."""
-    grid_file = Path(sweep) / GRID_FILE
-    if not grid_file.is_file():
+    """The parameter names of a sweep's grid (``grid.toml`` or ``grid.json``): its ``grid`` keys
+    and the keys of its ``zip`` groups; none without a grid file."""
+    for name in GRID_FILES:
+        grid_file = Path(sweep) / name
+        if grid_file.is_file():
+            break
+    else:
         return []
+    text = grid_file.read_text()
     try:
-        doc = tomllib.loads(grid_file.read_text())
-    except tomllib.TOMLDecodeError as e:
+        doc = json.loads(text) if grid_file.suffix == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
         raise ValueError(f"{grid_file}: {e}") from e
     keys = list(doc.get("grid", {}))
     for group in doc.get("zip", []):

@@ -23,7 +23,9 @@ download ``tcp_download``, one of each ``tcp_bidirectional``, N uploads ``tcp_nu
 marked CS0, CS1, CS5 and EF ``rrul`` (``TCP upload BE``, ``BK``, ``CS5``, ``EF``; UDP pings
 ``Ping (ms) UDP EF``, ``BK``, ``BE``), the same all unmarked ``rrul_be`` (``TCP upload BE``,
 ``BE2`` ..; ``Ping (ms) UDP BE1`` ..). The first ICMP ping is ``Ping (ms) ICMP``, further ones
-``Ping (ms) ICMP <name> (extra)`` as in ``ping.inc``. Every test of our catalog has one of
+``Ping (ms) ICMP <host> (extra)`` as in ``ping.inc``, <host> being the ping's name less a leading
+``Ping (ms) ICMP`` (the catalog names rtt_fairness's pings ``Ping (ms) ICMP 50ms``). Every test
+of our catalog has one of
 these shapes. The computed series of the test definitions (``TCP upload sum``, ``avg``,
 ``fairness``, ``TCP totals``, ``Ping (ms) avg``) are written as Flent computes them: per x
 value, the sum, mean or Jain index of the member series that have a value there.
@@ -71,6 +73,8 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_GAP_STEPS = 5.0
 # Two times closer than this (s) are the same instant (sample times come from integer ns).
 SAME_TIME_S = 1e-9
+# Flent's name of the ICMP ping data set (ping.inc, rrul.conf).
+ICMP_SERIES = "Ping (ms) ICMP"
 # Host names in the metadata: a simulation has none of its own.
 SERVER_HOST = "wificc-server"
 CLIENT_HOST = "wificc-client"
@@ -208,7 +212,9 @@ def streams(run: RunLike, test: str) -> list[Stream]:
     pings = list(enumerate(run.scenario["pings"]))
     icmp = [(i, p) for i, p in pings if p["kind"] == "icmp"]
     for k, (i, p) in enumerate(icmp):
-        name = "Ping (ms) ICMP" if k == 0 else f"Ping (ms) ICMP {run.pings['name'][i]} (extra)"
+        # Further ICMP pings as ping.inc's extra hosts, named by what their name adds.
+        host = str(run.pings["name"][i]).removeprefix(ICMP_SERIES).strip()
+        name = ICMP_SERIES if k == 0 else f"{ICMP_SERIES} {host} (extra)"
         out.append(Stream(name, i, "icmp", dscp_value(f"pings[{i}].dscp", p["dscp"])))
     udp = [(i, p, dscp_value(f"pings[{i}].dscp", p["dscp"])) for i, p in pings if p["kind"] == "udp"]
     if test == "rrul_be":

@@ -20,7 +20,6 @@ import os
 import shutil
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -214,23 +213,26 @@ class Result:
         )
 
 
-@dataclass
 class SavedRun:
-    """A run read back from its directory: the attributes of the :class:`Result` that wrote it.
+    """A run read back from its directory, with the attributes of the :class:`Result` that
+    wrote it: ``scenario``, ``summary`` and one DataFrame per table of :data:`TABLE_FILES`
+    (``flows``, ``flow_series``, ...), plus its ``directory``.
 
     ``summary`` is the run summary alone (``summary.parquet`` also holds the parameters).
     """
 
-    directory: Path
-    scenario: dict[str, Any]
-    summary: dict[str, Any]
-    flows: pd.DataFrame
-    pings: pd.DataFrame
-    queues: pd.DataFrame
-    flow_series: pd.DataFrame
-    model_series: pd.DataFrame
-    ping_series: pd.DataFrame
-    queue_series: pd.DataFrame
+    def __init__(
+        self,
+        directory: Path,
+        scenario: dict[str, Any],
+        summary: dict[str, Any],
+        tables: Mapping[str, pd.DataFrame],
+    ):
+        self.directory = directory
+        self.scenario = scenario
+        self.summary = summary
+        for name, frame in tables.items():
+            setattr(self, name, frame)
 
 
 def load(directory: str | os.PathLike[str]) -> SavedRun:
@@ -248,7 +250,7 @@ def load(directory: str | os.PathLike[str]) -> SavedRun:
     row = tables.pop("summary").to_dict("records")[0]
     # The run summary repeats the scenario's seed; no other parameter is a summary field.
     summary = {k: v for k, v in row.items() if k not in parameters or k == "seed"}
-    return SavedRun(path, scenario, summary, **tables)
+    return SavedRun(path, scenario, summary, tables)
 
 
 RunLike = Result | SavedRun

@@ -138,6 +138,21 @@ def test_settings_are_the_varying_parameters():
     assert list(figures.setting_labels(runs, [])) == ["all"] * 4
 
 
+def test_grid_keys_from_the_sweeps_grid_file(tmp_path):
+    assert figures.grid_keys(tmp_path) == []
+    (tmp_path / "grid.toml").write_text(
+        'test = "tcp_upload"\n[grid]\ncc = ["bbr"]\n"stack.tsq" = ["1ms"]\n'
+        '[[zip]]\n"path.rate" = ["1mbit"]\n"path.rtt" = ["10ms"]\n'
+    )
+    assert figures.grid_keys(tmp_path) == ["cc", "stack.tsq", "path.rate", "path.rtt"]
+    (tmp_path / "grid.toml").write_text("[grid\n")
+    with pytest.raises(ValueError, match=f"^{tmp_path / 'grid.toml'}: "):
+        figures.grid_keys(tmp_path)
+    (tmp_path / "grid.toml").unlink()
+    (tmp_path / "grid.json").write_text('{"grid": {"cc": ["bbr"]}, "zip": [{"path.rtt": ["1ms"]}]}')
+    assert figures.grid_keys(tmp_path) == ["cc", "path.rtt"]
+
+
 def candle_runs() -> pd.DataFrame:
     """Five repetitions of bbr and cubic at TSQ 4 ms and 1 ms (4 ms met first)."""
     rows = []

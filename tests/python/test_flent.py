@@ -181,6 +181,13 @@ def test_a_run_without_pings_has_no_ping_series(results):
     assert lengths == {len(doc["x_values"])}
 
 
+def test_further_icmp_pings_are_flent_extra_hosts():
+    pings = [{"name": "Ping (ms) ICMP 10ms"}, {"name": "Ping (ms) ICMP 50ms"}, {}]
+    result = wificc.run({**SCENARIOS["tcp_bidirectional"], "pings": pings})
+    names = [s.name for s in flent.streams(result, "tcp_bidirectional") if s.kind == "icmp"]
+    assert names == ["Ping (ms) ICMP", "Ping (ms) ICMP 50ms (extra)", "Ping (ms) ICMP icmp-ping-2 (extra)"]
+
+
 def test_flow_values_socket_statistics_and_the_bbr_model(results, documents):
     result, doc = results["tcp_upload"], documents["tcp_upload"]
     # 2.8 s every 0.2 s: x = 0, 0.2, ..., 2.8.
