@@ -218,21 +218,22 @@ class SavedRun:
     wrote it: ``scenario``, ``summary`` and one DataFrame per table of :data:`TABLE_FILES`
     (``flows``, ``flow_series``, ...), plus its ``directory``.
 
-    ``summary`` is the run summary alone (``summary.parquet`` also holds the parameters).
+    ``summary`` is the run summary alone (``summary.parquet`` also holds the parameters). A
+    table is read from its file when first used, so reading many runs for a few of their
+    tables stays quick.
     """
 
-    def __init__(
-        self,
-        directory: Path,
-        scenario: dict[str, Any],
-        summary: dict[str, Any],
-        tables: Mapping[str, pd.DataFrame],
-    ):
+    def __init__(self, directory: Path, scenario: dict[str, Any], summary: dict[str, Any]):
         self.directory = directory
         self.scenario = scenario
         self.summary = summary
-        for name, frame in tables.items():
-            setattr(self, name, frame)
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        if name == "summary" or name not in TABLE_FILES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        frame = pd.read_parquet(self.directory / TABLE_FILES[name])
+        setattr(self, name, frame)
+        return frame
 
 
 def load(directory: str | os.PathLike[str]) -> SavedRun:
@@ -245,12 +246,11 @@ def load(directory: str | os.PathLike[str]) -> SavedRun:
             "Result.save or `wificc run --out`"
         )
     scenario = json.loads((path / SCENARIO_FILE).read_text())
-    tables = {name: pd.read_parquet(path / file) for name, file in TABLE_FILES.items()}
     parameters = flatten(scenario)
-    row = tables.pop("summary").to_dict("records")[0]
+    row = pd.read_parquet(path / TABLE_FILES["summary"]).to_dict("records")[0]
     # The run summary repeats the scenario's seed; no other parameter is a summary field.
     summary = {k: v for k, v in row.items() if k not in parameters or k == "seed"}
-    return SavedRun(path, scenario, summary, tables)
+    return SavedRun(path, scenario, summary)
 
 
 RunLike = Result | SavedRun

@@ -9,7 +9,7 @@ import pytest
 import typer
 import wificc
 from typer.testing import CliRunner
-from wificc import figures, scenarios
+from wificc import figures, result, scenarios
 from wificc.models import hybrid
 
 # Short runs: one second of TCP between 0.4 s of ping-only time, at 20 Mbit/s.
@@ -30,10 +30,10 @@ def write_sweep(directory: Path, runs: list[tuple[dict, wificc.Result]], *, parq
     the per-direction sums, which the figures must then compute from runs/<id>/.
     """
     rows = []
-    for i, (params, result) in enumerate(runs):
+    for i, (params, run) in enumerate(runs):
         run_id = f"r{i:02d}"
-        result.save(directory / "runs" / run_id)
-        row = {"run_id": run_id, **params, "seed": result.summary["seed"], **figures.run_row(result)}
+        run.save(directory / "runs" / run_id)
+        row = {"run_id": run_id, **params, "seed": run.summary["seed"], **figures.run_row(run)}
         rows.append({k: v for k, v in row.items() if k not in ("upload_goodput_bps", "download_goodput_bps")})
     if parquet:
         pd.DataFrame(rows).to_parquet(directory / figures.RUNS_FILE)
@@ -79,6 +79,24 @@ def drawn(monkeypatch):
 
     monkeypatch.setattr(figures, "save_figure", capture)
     return captured
+
+
+def test_a_saved_run_reads_back_as_the_result_that_wrote_it(upload, tmp_path):
+    saved = result.load(upload.save(tmp_path / "run"))
+    assert saved.scenario == upload.scenario
+    assert saved.summary == upload.summary
+    # Tables are read when first used.
+    assert "flow_series" not in vars(saved)
+    for name in result.TABLE_FILES:
+        if name != "summary":
+            pd.testing.assert_frame_equal(getattr(saved, name), getattr(upload, name))
+    assert "flow_series" in vars(saved)
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        getattr(saved, "nothing")  # noqa: B009
+    (tmp_path / "run" / "pings.parquet").unlink()
+    with pytest.raises(ValueError, match=f"^run: '{tmp_path / 'run'}' has no pings.parquet; expected a run"):
+        result.load(tmp_path / "run")
+    assert result.as_run(upload) is upload
 
 
 def test_percentiles_per_group_in_order_of_appearance():
