@@ -18,7 +18,7 @@ $(VENV)/bin/python:
 
 $(STAMP): $(VENV)/bin/python pyproject.toml
 	$(PIP) install -q "maturin>=1.5,<2" numpy "pandas>=2.1" "pyarrow>=14" "scipy>=1.11" "matplotlib>=3.8" \
-	    "typer>=0.12" "rich>=13" "dask[distributed]>=2024.1" "pytest>=8" "ruff>=0.5" "hypothesis>=6"
+	    "typer>=0.12" "rich>=13" "dask[distributed]>=2024.1" "pytest>=8" "ruff>=0.5" "hypothesis>=6" "flent>=2.3,<3"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -26,6 +26,7 @@ setup: $(STAMP)
 # Build the Rust extension in release mode and install the package in the venv (editable).
 build: $(STAMP)
 	$(VENV)/bin/maturin develop --release -q
+	cargo build --release -q -p wificc-emu
 
 # The BBR variants as BPF congestion controls for the running kernel (bpf/README.md).
 bpf:

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from wificc import api, bench, bpf, models, scenarios
+from wificc import api, bench, bpf, emu, figures, flent, models, report, scenarios
 from wificc.result import Result, staging_path
 from wificc.sweep import sweep_command
 
@@ -267,8 +267,8 @@ def scenario_of(test: str | None, scenario_file: Path | None, options: dict[str,
     return scenario_file
 
 
-@app.command()
-def validate(file: Annotated[Path, typer.Argument(help="Scenario file (TOML or JSON).")]) -> None:
+@app.command("check")
+def check(file: Annotated[Path, typer.Argument(help="Scenario file (TOML or JSON).")]) -> None:
     """Check a scenario file and print it with every default filled in (JSON)."""
     with user_errors():
         normalised = api.validate(file)
@@ -464,4 +464,9 @@ def _cell(value: Any) -> str:
 
 
 app.command("sweep")(sweep_command)
+app.command("plot")(figures.plot_cmd)
+app.command("report")(report.report_cmd)
+app.command("flent")(flent.flent_cmd)
+app.command("validate")(emu.validate_cmd)
+app.add_typer(emu.app, name="emu", help="Real-time emulator: the kernel's own TCP through the simulator's link models.")
 app.add_typer(bpf.app, name="bpf", help="BBR variants as BPF struct_ops congestion controls for real kernels.")

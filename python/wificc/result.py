@@ -233,9 +233,71 @@ class Result:
         )
 
 
+class SavedRun:
+    """A run read back from its directory, with the attributes of the :class:`Result` that
+    wrote it: ``scenario``, ``summary`` and one DataFrame per table of :data:`TABLE_FILES`
+    (``flows``, ``flow_series``, ...), plus its ``directory``.
+
+    ``summary`` is the run summary alone (``summary.parquet`` also holds the parameters). A
+    table is read from its file when first used, so reading many runs for a few of their
+    tables stays quick.
+    """
+
+    def __init__(self, directory: Path, scenario: dict[str, Any], summary: dict[str, Any]):
+        self.directory = directory
+        self.scenario = scenario
+        self.summary = summary
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        if name == "summary" or name not in TABLE_FILES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        frame = pd.read_parquet(self.directory / TABLE_FILES[name])
+        setattr(self, name, frame)
+        return frame
+
+
+def load(directory: str | os.PathLike[str]) -> SavedRun:
+    """Read a run directory written by :meth:`Result.save`."""
+    path = Path(directory)
+    missing = [f for f in (SCENARIO_FILE, *TABLE_FILES.values()) if not (path / f).is_file()]
+    if missing:
+        raise ValueError(
+            f"run: {str(path)!r} has no {missing[0]}; expected a run directory written by "
+            "Result.save or `wificc run --out`"
+        )
+    scenario = json.loads((path / SCENARIO_FILE).read_text())
+    parameters = flatten(scenario)
+    row = pd.read_parquet(path / TABLE_FILES["summary"]).to_dict("records")[0]
+    # The run summary repeats the scenario's seed; no other parameter is a summary field.
+    summary = {k: v for k, v in row.items() if k not in parameters or k == "seed"}
+    return SavedRun(path, scenario, summary)
+
+
+RunLike = Result | SavedRun
+
+
+def as_run(run: RunLike | str | os.PathLike[str]) -> RunLike:
+    """``run`` itself when it is a result, else the run saved in that directory."""
+    return run if isinstance(run, Result | SavedRun) else load(run)
+
+
 def staging_path(target: Path) -> Path:
     """A fresh hidden name beside ``target``, for writing before the rename into place."""
     return target.parent / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}"
+
+
+def write_file(target: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``target`` (creating its directory) through a file renamed into place."""
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = staging_path(path)
+    try:
+        staging.write_bytes(data)
+        os.replace(staging, path)
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        raise
+    return path
 
 
 def _replace_dir(staging: Path, target: Path) -> None:

@@ -128,7 +128,7 @@ def test_bad_input_exits_2_with_the_core_message_naming_the_field(scenario_file,
 
 
 def test_validate_prints_the_normalised_scenario(scenario_file, tmp_path):
-    result = invoke("validate", str(scenario_file))
+    result = invoke("check", str(scenario_file))
     assert result.exit_code == 0, result.output
     normalised = json.loads(result.stdout)
     assert normalised == wificc.validate(scenario_file)
@@ -136,8 +136,8 @@ def test_validate_prints_the_normalised_scenario(scenario_file, tmp_path):
     assert normalised["stack"]["tsq"] == "1ms"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"path": {"kind": "wired", "rate": "1mbit", "rtt": "1ms"}, "stack": {"tp": 0}}))
-    assert_user_error(invoke("validate", str(bad)), "stack.tp: got 0, expected a pacing multiplier from 1 to 10")
-    assert_user_error(invoke("validate", str(tmp_path / "missing.toml")), "[Errno 2]")
+    assert_user_error(invoke("check", str(bad)), "stack.tp: got 0, expected a pacing multiplier from 1 to 10")
+    assert_user_error(invoke("check", str(tmp_path / "missing.toml")), "[Errno 2]")
 
 
 def test_cc_list_and_show():
