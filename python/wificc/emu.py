@@ -48,7 +48,7 @@ from typing import Annotated, Any
 
 import typer
 
-from wificc import api, cli, scenarios
+from wificc import api, scenarios
 from wificc.result import FLOW_SERIES_COLUMNS, MODEL_FIELDS, Result
 
 # Environment variable naming the emulator binary (else target/{release,debug} or PATH).
@@ -129,6 +129,14 @@ app = typer.Typer(
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
+
+
+def _cli() -> Any:
+    """The CLI module (its tables and error handling), imported when first used: the CLI mounts
+    this module's commands, so importing it at load time would be circular."""
+    from wificc import cli
+
+    return cli
 
 def unavailable() -> str | None:
     """Why the emulator cannot run on this machine, or None when it can."""
@@ -1014,7 +1022,7 @@ def scenario_from(
     given = {k: v for k, v in options.items() if v is not None}
     if scenario_file is not None and not given and test is None:
         return scenario_file
-    return cli.scenario_of(test or "tcp_upload", scenario_file, given)
+    return _cli().scenario_of(test or "tcp_upload", scenario_file, given)
 
 
 @app.command("run")
@@ -1042,7 +1050,7 @@ def run_cmd(
     rt_priority: Annotated[int | None, typer.Option(help="Emulator SCHED_FIFO priority (0: normal).")] = None,
 ) -> None:
     """Run a scenario's traffic with the kernel's TCP through the emulated path."""
-    with cli.user_errors():
+    with _cli().user_errors():
         options = {
             "rate": rate,
             "rtt": rtt,
@@ -1057,15 +1065,15 @@ def run_cmd(
         if out is not None:
             result.save(out)
     if json_output:
-        print(json.dumps({**cli.run_report(test, result, out), "emulator": result.raw["emulator"]}))
+        print(json.dumps({**_cli().run_report(test, result, out), "emulator": result.raw["emulator"]}))
         return
     s = result.summary
     typer.echo(
         f"{test or scenario_file or 'tcp_upload'}: {s['duration_s']:g} s emulated in {s['wall_s']:.3g} s, "
         f"total goodput {s['total_goodput_bps'] / 1e6:.2f} Mbit/s"
     )
-    for table in cli.summary_tables(result):
-        cli.out_console.print(table)
+    for table in _cli().summary_tables(result):
+        _cli().out_console.print(table)
     for line in emulator_lines(result):
         typer.echo(line)
     if out is not None:
@@ -1077,7 +1085,7 @@ def cleanup_cmd(
     prefix: Annotated[str, typer.Option(help="Name prefix of what to remove.")] = NAME_PREFIX,
 ) -> None:
     """Remove namespaces and TUN devices that an interrupted run left behind."""
-    with cli.user_errors():
+    with _cli().user_errors():
         removed = cleanup(prefix)
     typer.echo("\n".join(f"removed {name}" for name in removed) if removed else "nothing to remove")
 
@@ -1115,16 +1123,16 @@ def comparison_lines(row: dict[str, Any]) -> list[list[str]]:
 
     def run(side: str) -> list[str]:
         return [
-            cli._mbit(row[f"{side}_goodput_bps"]),
-            cli._ms(row[f"{side}_ping_p50_ms"]),
-            cli._ms(row[f"{side}_ping_p90_ms"]),
+            _cli()._mbit(row[f"{side}_goodput_bps"]),
+            _cli()._ms(row[f"{side}_ping_p50_ms"]),
+            _cli()._ms(row[f"{side}_ping_p90_ms"]),
             str(row[f"{side}_retrans"]),
             f"{row[f'{side}_cwnd_mean']:.1f}",
         ]
 
     def change(key: str) -> str:
         x, y = row[f"sim_{key}"], row[f"kernel_{key}"]
-        return cli._percent((y - x) / x if x and y is not None else None)
+        return _cli()._percent((y - x) / x if x and y is not None else None)
 
     keys = ("goodput_bps", "ping_p50_ms", "ping_p90_ms")
     difference = [
@@ -1158,7 +1166,7 @@ def validate_cmd(
 ) -> None:
     """Run a scenario in the simulator and with the kernel's TCP through the emulator, per
     congestion control, and print them side by side."""
-    with cli.user_errors():
+    with _cli().user_errors():
         options = {
             "rate": rate,
             "rtt": rtt,
@@ -1180,13 +1188,13 @@ def validate_cmd(
                 sim.save(out / name / "sim")
                 kernel.save(out / name / "kernel")
         if out is not None:
-            cli.write_csv(out / "comparison.csv", rows)
-    table = cli._table(
+            _cli().write_csv(out / "comparison.csv", rows)
+    table = _cli()._table(
         "simulator and kernel",
         ["cc", "run", "goodput Mbit/s", "ping p50 ms", "ping p90 ms", "retrans", "mean cwnd"],
         [line for r in rows for line in comparison_lines(r)],
     )
-    cli.out_console.print(table)
+    _cli().out_console.print(table)
     for note in notes:
         typer.echo(f"note: {note}")
     if out is not None:
