@@ -58,6 +58,46 @@ fn host_nic(
     Ok(nic)
 }
 
+/// The client hosts' NICs (client `c` with extra one-way delay `extra(c)`) and the server's NIC,
+/// all watched, and the per-client hop lists through the path's two directions: client NIC then
+/// `up_hop` towards the server, server NIC then `down_hop` back.
+fn dumbbell(
+    s: &Scenario,
+    world: &mut World,
+    clients: u32,
+    nic_rate: u64,
+    l2: u32,
+    extra: impl Fn(u32) -> u64,
+    (up_hop, down_hop): (Hop, Hop),
+) -> Result<Net, ScenarioError> {
+    let mut client_nic = Vec::new();
+    for c in 0..clients {
+        let nic = host_nic(
+            s,
+            format!("client{c}-nic"),
+            nic_rate,
+            extra(c),
+            l2,
+            300 + c as u64,
+        )?;
+        client_nic.push(world.add_link(nic));
+    }
+    let server_nic = world.add_link(host_nic(s, "server-nic".into(), nic_rate, 0, l2, 299)?);
+    for &l in client_nic.iter().chain([&server_nic]) {
+        world.watch(QueueRef::Link(l));
+    }
+    Ok(Net {
+        up: client_nic
+            .iter()
+            .map(|&c| vec![Hop::Link(c), up_hop])
+            .collect(),
+        down: client_nic
+            .iter()
+            .map(|_| vec![Hop::Link(server_nic), down_hop])
+            .collect(),
+    })
+}
+
 fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, ScenarioError> {
     let mtu = s.stack.mtu;
     let bdp = w.bdp_bytes();
@@ -71,19 +111,6 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, Sc
         Some(b) => w.qdisc.clone().with_limit(b),
         None => w.qdisc.clone(),
     };
-    let mut client_nic = Vec::new();
-    for c in 0..w.clients {
-        let extra = w.client_rtt.get(c as usize).map_or(0, |d| d.0);
-        let nic = host_nic(
-            s,
-            format!("client{c}-nic"),
-            w.access_rate.0,
-            extra,
-            w.l2_overhead,
-            300 + c as u64,
-        )?;
-        client_nic.push(world.add_link(nic));
-    }
     let half = w.rtt.0 / 2;
     let mut fwd = Link::new(
         "bottleneck",
@@ -103,29 +130,18 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, Sc
     );
     rev.set_loss(w.loss, Rng::new(s.seed, 201));
     let reverse = world.add_link(rev);
-    let server_nic = world.add_link(host_nic(
-        s,
-        "server-nic".into(),
-        w.access_rate.0,
-        0,
-        w.l2_overhead,
-        299,
-    )?);
     world.watch(QueueRef::Link(bottleneck));
     world.watch(QueueRef::Link(reverse));
-    for &l in client_nic.iter().chain([&server_nic]) {
-        world.watch(QueueRef::Link(l));
-    }
-    Ok(Net {
-        up: client_nic
-            .iter()
-            .map(|&c| vec![Hop::Link(c), Hop::Link(bottleneck)])
-            .collect(),
-        down: client_nic
-            .iter()
-            .map(|_| vec![Hop::Link(server_nic), Hop::Link(reverse)])
-            .collect(),
-    })
+    let extra = |c: u32| w.client_rtt.get(c as usize).map_or(0, |d| d.0);
+    dumbbell(
+        s,
+        world,
+        w.clients,
+        w.access_rate.0,
+        w.l2_overhead,
+        extra,
+        (Hop::Link(bottleneck), Hop::Link(reverse)),
+    )
 }
 
 fn build_wifi(s: &Scenario, w: &WifiPathSpec, world: &mut World) -> Result<Net, ScenarioError> {
@@ -235,39 +251,15 @@ fn build_trace(s: &Scenario, t: &TracePathSpec, world: &mut World) -> Result<Net
         t.rtt.0 - half,
         402,
     )?;
-    let mut client_nic = Vec::new();
-    for c in 0..t.clients {
-        let nic = host_nic(
-            s,
-            format!("client{c}-nic"),
-            t.access_rate.0,
-            0,
-            t.l2_overhead,
-            300 + c as u64,
-        )?;
-        client_nic.push(world.add_link(nic));
-    }
-    let server_nic = world.add_link(host_nic(
+    dumbbell(
         s,
-        "server-nic".into(),
+        world,
+        t.clients,
         t.access_rate.0,
-        0,
         t.l2_overhead,
-        299,
-    )?);
-    for &l in client_nic.iter().chain([&server_nic]) {
-        world.watch(QueueRef::Link(l));
-    }
-    Ok(Net {
-        up: client_nic
-            .iter()
-            .map(|&c| vec![Hop::Link(c), Hop::Trace(up)])
-            .collect(),
-        down: client_nic
-            .iter()
-            .map(|_| vec![Hop::Link(server_nic), Hop::Trace(down)])
-            .collect(),
-    })
+        |_| 0,
+        (Hop::Trace(up), Hop::Trace(down)),
+    )
 }
 
 /// Add the links of a (validated) scenario's path to `world` and watch their queues, as for a
