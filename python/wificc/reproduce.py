@@ -424,6 +424,8 @@ def reproduce(
         if experiment.name in grids:
             sweep(grids[experiment.name], root / experiment.name, workers=workers, repetitions=reps, progress=progress)
             done.append(experiment)
+    if not done:
+        raise ValueError(f"{name}: nothing to run; " + "; ".join(skipped))
     drawn = figures.plot(root)
     by_experiment: dict[str, list[Path]] = {}
     for _, paths in drawn:
@@ -435,7 +437,7 @@ def reproduce(
         if lacking:
             skipped.append(f"{experiment.name}: figures not drawn (the runs lack their data): {', '.join(lacking)}")
     written = report.write(root)
-    table = pd.concat([headline(root / e.name) for e in done], ignore_index=True) if done else pd.DataFrame()
+    table = pd.concat([headline(root / e.name) for e in done], ignore_index=True)
     return Reproduction(root, table, by_experiment, skipped, written, time.monotonic() - started)
 
 
