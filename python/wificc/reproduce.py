@@ -95,7 +95,11 @@ STUDIES: dict[str, Study] = {
                 _grid(
                     "tcp_upload",
                     WIFI,
-                    {"chipset": ["ath9k-htc", "ath9k", "ath10k-1x1"], "cc": BBRP_CCS, "tsq": ["1ms", "2ms", "4ms", "8ms"]},
+                    {
+                        "chipset": ["ath9k-htc", "ath9k", "ath10k-1x1"],
+                        "cc": BBRP_CCS,
+                        "tsq": ["1ms", "2ms", "4ms", "8ms"],
+                    },
                 ),
                 ("goodput_ping", "ping_cdf", "ampdu_tsq"),
                 quick={"chipset": ["ath9k"], "cc": ["bbr", "cubic"], "tsq": ["1ms", "8ms"]},
@@ -106,7 +110,11 @@ STUDIES: dict[str, Study] = {
                 _grid(
                     "tcp_upload",
                     {**WIFI, "rate": "100mbit"},
-                    {"chipset": ["ath9k-htc", "ath9k", "ath10k-1x1"], "cc": BBRP_CCS, "tsq": ["1ms", "2ms", "4ms", "8ms"]},
+                    {
+                        "chipset": ["ath9k-htc", "ath9k", "ath10k-1x1"],
+                        "cc": BBRP_CCS,
+                        "tsq": ["1ms", "2ms", "4ms", "8ms"],
+                    },
                 ),
                 ("goodput_ping", "ping_cdf"),
                 quick={"chipset": ["ath10k-1x1"], "cc": ["bbr", "bbrp"], "tsq": ["1ms", "4ms"]},
@@ -121,7 +129,11 @@ STUDIES: dict[str, Study] = {
             Experiment(
                 "download_bbr_no_extra_acked",
                 "1 BBR download without the ACK-aggregation allowance (extra_acked off)",
-                _grid("tcp_download", {**WIFI, "cc": "bbr", "cc_params": {"extra_acked": False}}, {"chipset": ["ath9k", "ath10k"]}),
+                _grid(
+                    "tcp_download",
+                    {**WIFI, "cc": "bbr", "cc_params": {"extra_acked": False}},
+                    {"chipset": ["ath9k", "ath10k"]},
+                ),
                 ("goodput_ping", "ping_cdf"),
                 quick={"chipset": ["ath9k"]},
             ),
@@ -165,20 +177,30 @@ STUDIES: dict[str, Study] = {
             Experiment(
                 "upload",
                 "1 upload per CCA at TSQ 1 ms and 4 ms, 40 s",
-                _grid("tcp_upload", {**WIFI, "chipset": "qca9377", "length": "40s"}, {"cc": BBRN_CCS, "tsq": ["1ms", "4ms"]}),
+                _grid(
+                    "tcp_upload",
+                    {**WIFI, "chipset": "qca9377", "length": "40s"},
+                    {"cc": BBRN_CCS, "tsq": ["1ms", "4ms"]},
+                ),
                 ("goodput_ping", "ping_cdf", "series"),
                 quick={"cc": ["bbrn", "bbr2"]},
             ),
             Experiment(
                 "nflows",
                 "1, 4, 8 and 12 uploads, bbrn against bbr2",
-                _grid("nflows", {**WIFI, "chipset": "qca9377", "length": "40s"}, {"flows": [1, 4, 8, 12], "cc": ["bbrn", "bbr2"]}),
+                _grid(
+                    "nflows",
+                    {**WIFI, "chipset": "qca9377", "length": "40s"},
+                    {"flows": [1, 4, 8, 12], "cc": ["bbrn", "bbr2"]},
+                ),
                 ("goodput_ping", "fairness"),
             ),
             Experiment(
                 "rrul",
                 "RRUL per CCA",
-                _grid("rrul", {**WIFI, "chipset": "qca9377", "length": "40s"}, {"cc": ["bbrn", "bbr2", "bbr", "cubic"]}),
+                _grid(
+                    "rrul", {**WIFI, "chipset": "qca9377", "length": "40s"}, {"cc": ["bbrn", "bbr2", "bbr", "cubic"]}
+                ),
                 ("goodput_ping", "rrul"),
             ),
         ),
@@ -279,7 +301,11 @@ STUDIES: dict[str, Study] = {
                 _grid(
                     "inter_protocol",
                     {"rtt": "10ms", "against": "cubic"},
-                    {"cc": ["bbr", "bbr3", "bbr_pg"], "rate": ["100mbit", "500mbit", "1gbit"], "buffer": ["0.1bdp", "10bdp"]},
+                    {
+                        "cc": ["bbr", "bbr3", "bbr_pg"],
+                        "rate": ["100mbit", "500mbit", "1gbit"],
+                        "buffer": ["0.1bdp", "10bdp"],
+                    },
                 ),
                 ("goodput_ping", "fairness"),
                 quick={"cc": ["bbr", "bbr_pg"], "rate": ["100mbit"], "buffer": ["0.1bdp", "10bdp"]},
@@ -287,14 +313,22 @@ STUDIES: dict[str, Study] = {
             Experiment(
                 "retrans",
                 "retransmissions versus number of flows at 0.1 and 1 BDP",
-                _grid("nflows", {"rate": "1gbit", "rtt": "10ms"}, {"cc": PG_CCS, "buffer": ["0.1bdp", "1bdp"], "flows": [1, 2, 4, 8, 16]}),
+                _grid(
+                    "nflows",
+                    {"rate": "1gbit", "rtt": "10ms"},
+                    {"cc": PG_CCS, "buffer": ["0.1bdp", "1bdp"], "flows": [1, 2, 4, 8, 16]},
+                ),
                 ("goodput_ping", "fairness"),
                 quick={"cc": ["bbr", "bbr_pg"], "buffer": ["0.1bdp", "1bdp"], "flows": [2]},
             ),
             Experiment(
                 "wifi",
                 "each variant against cubic on a Wi-Fi bottleneck (ath10k)",
-                _grid("inter_protocol", {**WIFI, "chipset": "ath10k", "against": "cubic"}, {"cc": ["bbr", "bbr3", "bbr_pg"]}),
+                _grid(
+                    "inter_protocol",
+                    {**WIFI, "chipset": "ath10k", "against": "cubic"},
+                    {"cc": ["bbr", "bbr3", "bbr_pg"]},
+                ),
                 ("goodput_ping", "fairness"),
             ),
         ),
@@ -332,11 +366,15 @@ def grid_of(experiment: Experiment, *, quick: bool = False, traces: Path | None 
     if quick:
         options["length"] = QUICK_LENGTH
         options["delay"] = QUICK_DELAY
-        grid["grid"] = {key: list(experiment.quick.get(key, values[:QUICK_VALUES])) for key, values in grid["grid"].items()}
+        grid["grid"] = {
+            key: list(experiment.quick.get(key, values[:QUICK_VALUES])) for key, values in grid["grid"].items()
+        }
     return grid
 
 
-def runs_of(name: str, *, quick: bool = False, traces: Path | None = None, repetitions: int | None = None) -> dict[str, list[Run]]:
+def runs_of(
+    name: str, *, quick: bool = False, traces: Path | None = None, repetitions: int | None = None
+) -> dict[str, list[Run]]:
     """Every run of study ``name`` per experiment, each point validated by the core (experiments
     whose traces are missing are left out)."""
     reps = repetitions if repetitions is not None else (QUICK_REPETITIONS if quick else REPETITIONS)
@@ -457,9 +495,12 @@ def reproduce_cmd(
     quick: Annotated[bool, typer.Option(help="Fewer repetitions, shorter runs, a subset of each grid (CI).")] = False,
     out: Annotated[Path | None, typer.Option(help="Results directory (default results/<NAME>[-quick]).")] = None,
     workers: Annotated[int | None, typer.Option(help="Local worker processes (default: CPU count).")] = None,
-    repetitions: Annotated[int | None, typer.Option(help="Runs of every grid point (default 10; 2 with --quick).")] = None,
+    repetitions: Annotated[
+        int | None, typer.Option(help="Runs of every grid point (default 10; 2 with --quick).")
+    ] = None,
     traces: Annotated[
-        Path | None, typer.Option(help="Directory of the LTE traces (default ../shared/traces, then /work/shared/traces).")
+        Path | None,
+        typer.Option(help="Directory of the LTE traces (default ../shared/traces, then /work/shared/traces)."),
     ] = None,
 ) -> None:
     """Reproduce a published study: its sweeps, figures, report.html and headline table."""
