@@ -220,7 +220,7 @@ STUDIES: dict[str, Study] = {
                 "1 and 4 uploads per CCA and TSQ 1 .. 32 ms",
                 _grid("nflows", {"path": "hybrid"}, {"flows": [1, 4], "cc": WIFI6_CCS, "tsq": TSQ_1_TO_32}),
                 ("goodput_ping", "fairness"),
-                quick={"flows": [1], "cc": ["cubic", "bbr2"], "tsq": ["1ms", "32ms"]},
+                quick={"flows": [4], "cc": ["cubic", "bbr2"], "tsq": ["1ms", "32ms"]},
             ),
             Experiment(
                 "tp",
