@@ -28,7 +28,8 @@ from typing import Annotated, Any
 import pandas as pd
 import typer
 
-from wificc import figures, report, storage
+from wificc import figures, report, stats, storage
+from wificc.models import startup
 from wificc.sweep import Run, SweepError, expand, sweep
 
 # Repetitions of every grid point (SPEC section 8), and with --quick.
@@ -62,7 +63,9 @@ class Experiment:
     ``figures``: the figure files (names without suffix, as :func:`wificc.figures.plot_sweep`
     writes them) the study draws from it. ``quick``: the values of grid lists kept with
     --quick (lists not named keep their first QUICK_VALUES). ``traces``: catalog options that
-    name a trace file, option -> file name in the trace directory.
+    name a trace file, option -> file name in the trace directory. ``anova``: metrics
+    (runs.parquet columns) whose one-way ANOVA across the congestion controls, per other
+    setting, the study reports (``<experiment>/anova.csv``).
     """
 
     name: str
@@ -71,12 +74,25 @@ class Experiment:
     figures: tuple[str, ...]
     quick: Mapping[str, list[Any]] = field(default_factory=dict)
     traces: Mapping[str, str] = field(default_factory=dict)
+    anova: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Study:
+    """A study: its experiments and the analytic models it draws (keys of :data:`MODELS`)."""
+
     title: str
     experiments: tuple[Experiment, ...]
+    models: tuple[str, ...] = ()
+
+
+# Analytic models a study may draw beside its sweeps: name -> (caption, draw(prefix) -> files).
+MODELS = {
+    "startup_gain": (
+        "BBR Startup: rate and queue per round for each startup gain",
+        lambda prefix: startup.figure(startup.StartupParams(), prefix),
+    ),
+}
 
 
 def _grid(test: str, options: Mapping[str, Any], grid: Mapping[str, list[Any]], **more: Any) -> dict[str, Any]:
@@ -184,6 +200,7 @@ STUDIES: dict[str, Study] = {
                 ),
                 ("goodput_ping", "ping_cdf", "series"),
                 quick={"cc": ["bbrn", "bbr2"]},
+                anova=("total_goodput_bps", "ping_p50_ms"),
             ),
             Experiment(
                 "nflows",
@@ -194,6 +211,7 @@ STUDIES: dict[str, Study] = {
                     {"flows": [1, 4, 8, 12], "cc": ["bbrn", "bbr2"]},
                 ),
                 ("goodput_ping", "fairness"),
+                anova=("total_goodput_bps", "ping_p50_ms"),
             ),
             Experiment(
                 "rrul",
@@ -204,6 +222,7 @@ STUDIES: dict[str, Study] = {
                 ("goodput_ping", "rrul"),
             ),
         ),
+        models=("startup_gain",),
     ),
     "wifi6": Study(
         "The future of TCP on Wi-Fi 6 (2021): ax201 behind a 1 Gbit/s backhaul",
@@ -385,6 +404,19 @@ def runs_of(
     }
 
 
+def anova_table(directory: Path, metrics: Sequence[str]) -> pd.DataFrame:
+    """One-way ANOVA of each metric across the congestion controls of a sweep, per setting of
+    its other grid parameters (stats.anova); empty when the sweep has one congestion control."""
+    table = pd.read_parquet(directory / storage.RUNS_TABLE)
+    settings = figures.setting_columns(table, figures.grid_keys(directory))
+    if "cc" not in settings:
+        return pd.DataFrame()
+    others = [c for c in settings if c != "cc"] or None
+    parts = [stats.anova(table, metric, "cc", others).assign(metric=metric) for metric in metrics]
+    frame = pd.concat(parts, ignore_index=True)
+    return frame[["metric", *(c for c in frame.columns if c != "metric")]]
+
+
 def headline(directory: Path) -> pd.DataFrame:
     """Median goodput (Mbit/s) and median ping (ms) per setting of one experiment's sweep."""
     table = pd.read_parquet(directory / storage.RUNS_TABLE)
@@ -415,6 +447,8 @@ class Reproduction:
 
     out: Path
     headline: pd.DataFrame
+    # ANOVA tables by experiment (those that declare metrics).
+    anova: dict[str, pd.DataFrame]
     figures: dict[str, list[Path]]
     skipped: list[str]
     report: Path
@@ -474,9 +508,17 @@ def reproduce(
         lacking = [f for f in experiment.figures if f not in stems]
         if lacking:
             skipped.append(f"{experiment.name}: figures not drawn (the runs lack their data): {', '.join(lacking)}")
+    for model in spec.models:
+        _, draw = MODELS[model]
+        by_experiment[model] = draw(root / "figures" / model)
+    anovas = {}
+    for experiment in done:
+        if experiment.anova:
+            anovas[experiment.name] = anova_table(root / experiment.name, experiment.anova)
+            anovas[experiment.name].to_csv(root / experiment.name / "anova.csv", index=False)
     written = report.write(root)
     table = pd.concat([headline(root / e.name) for e in done], ignore_index=True)
-    return Reproduction(root, table, by_experiment, skipped, written, time.monotonic() - started)
+    return Reproduction(root, table, anovas, by_experiment, skipped, written, time.monotonic() - started)
 
 
 def format_headline(table: pd.DataFrame) -> str:
@@ -515,6 +557,9 @@ def reproduce_cmd(
             raise typer.Exit(1) from None
     typer.echo(f"{study(name).title}\n")
     typer.echo(format_headline(done.headline))
+    for experiment, frame in done.anova.items():
+        typer.echo(f"\nANOVA across congestion controls, {experiment} ({target / experiment / 'anova.csv'}):")
+        typer.echo(frame.to_string(index=False))
     for note in done.skipped:
         typer.echo(f"skipped: {note}")
     typer.echo(f"\nsweeps in {target}/<experiment>/, figures in {target / 'figures'}/, report {done.report}")

@@ -211,3 +211,36 @@ def test_quick_apg_without_traces_writes_sweeps_figures_report_and_headline(tmp_
     assert again.exit_code == 0, again.output
     assert len(pd.read_parquet(out / "step" / "runs.parquet")) == 4
     assert [line.split() for line in again.output.splitlines() if line.split()[:1] == ["constant"]] == rows[:2]
+
+
+def test_anova_compares_the_congestion_controls_per_other_setting(tmp_path):
+    # Per TSQ setting: bbr gives 1 and 3, cubic 5 and 7 (means 2 and 6, grand mean 4):
+    # between-groups SS 2*4 + 2*4 = 16 on 1 df, within SS 4 on 2 df, so F = 16 / (4 / 2) = 8.
+    rows = [
+        {"run_id": f"r{i}", "cc": cc, "tsq": tsq, "total_goodput_bps": value + offset}
+        for i, (cc, value, tsq, offset) in enumerate(
+            (cc, value, tsq, offset)
+            for tsq, offset in (("1ms", 0.0), ("4ms", 10.0))
+            for cc, value in (("bbr", 1.0), ("bbr", 3.0), ("cubic", 5.0), ("cubic", 7.0))
+        )
+    ]
+    pd.DataFrame(rows).to_parquet(tmp_path / "runs.parquet")
+    (tmp_path / "grid.json").write_text(json.dumps({"test": "tcp_upload", "grid": {"cc": [], "tsq": []}}))
+    table = reproduce.anova_table(tmp_path, ["total_goodput_bps"])
+    assert list(table["tsq"]) == ["1ms", "4ms"]
+    assert list(table["F"]) == pytest.approx([8.0, 8.0])
+    assert list(table["df_within"]) == [2, 2]
+    one_cc = tmp_path / "one"
+    one_cc.mkdir()
+    pd.DataFrame(rows).assign(cc="bbr").to_parquet(one_cc / "runs.parquet")
+    assert reproduce.anova_table(one_cc, ["total_goodput_bps"]).empty
+
+
+def test_study_models_draw_their_figures(tmp_path):
+    assert STUDIES["bbrn"].models == ("startup_gain",)
+    for study in STUDIES.values():
+        for model in study.models:
+            _, draw = reproduce.MODELS[model]
+            files = draw(tmp_path / model)
+            assert sorted(p.name for p in files) == [f"{model}.png", f"{model}.svg"]
+            assert all(p.stat().st_size > 0 for p in files)
