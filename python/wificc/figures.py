@@ -453,9 +453,15 @@ def grid_keys(sweep: str | os.PathLike[str]) -> list[str]:
 
 
 def _whiskers(table: pd.DataFrame, prefix: str) -> np.ndarray:
-    """Error-bar lengths below and above the median from the p10/p50/p90 columns."""
+    """Error-bar lengths below and above the middle from the p10/p50/p90 columns.
+
+    A middle that is a mean (A-MPDU bars) may lie a hair outside [p10, p90] (a few frames far
+    below the rest); that whisker is drawn with length 0.
+    """
     mid = table[f"{prefix}p50"].to_numpy(dtype=float)
-    return np.vstack([mid - table[f"{prefix}p10"].to_numpy(dtype=float), table[f"{prefix}p90"] - mid])
+    below = mid - table[f"{prefix}p10"].to_numpy(dtype=float)
+    above = table[f"{prefix}p90"].to_numpy(dtype=float) - mid
+    return np.maximum(np.vstack([below, above]), 0.0)
 
 
 def _color(index: int) -> str:

@@ -84,6 +84,8 @@ QUEUE_COLUMNS = {
     "utilization": "utilization",
 }
 PING_PERCENTILES = ("p10", "p50", "p90", "p99")
+# A-MPDU size fields of the sending Wi-Fi node, each a column of runs.parquet.
+AMPDU_COLUMNS = ("ampdu_mean", "ampdu_p10", "ampdu_p50", "ampdu_p90")
 
 # One step of a dotted path: a field name, or a list index.
 _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[[0-9]+\])*)")
@@ -468,8 +470,9 @@ def summary_columns(result: Result) -> dict[str, Any]:
     ``retrans`` (all flows); ``ping_p10_ms`` .. ``ping_p99_ms`` of the first ping (Flent's ICMP
     ping) and ``ping<i>_p10_ms`` .. of any further ping ``i``; ``<queue>_drops``,
     ``<queue>_sojourn_p95_ms`` (per-packet queueing delay), ``<queue>_signal_delay_p95_ms``
-    (trace links) and ``<queue>_utilization`` per watched queue; ``duration_s``, ``events`` and
-    ``wall_s`` of the run.
+    (trace links) and ``<queue>_utilization`` per watched queue; on a Wi-Fi path,
+    ``ampdu_mean`` and ``ampdu_p10/p50/p90`` (MPDUs per A-MPDU) of the sending node
+    (:func:`sending_wifi_node`); ``duration_s``, ``events`` and ``wall_s`` of the run.
     """
     raw = result.raw
     row: dict[str, Any] = {}
@@ -487,9 +490,25 @@ def summary_columns(result: Result) -> dict[str, Any]:
     for queue in raw["queues"]:
         for column, field in QUEUE_COLUMNS.items():
             row[f"{queue['name']}_{column}"] = queue[field]
+    node = sending_wifi_node(raw)
+    if node is not None:
+        for column in AMPDU_COLUMNS:
+            row[column] = node[column]
     for key in ("duration_s", "events", "wall_s"):
         row[key] = summary[key]
     return row
+
+
+def sending_wifi_node(raw: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The Wi-Fi node that sends the first flow's data: the AP of the first BSS for a download,
+    else the station of that BSS with the most airtime; None without Wi-Fi or flows."""
+    nodes = [w for w in raw.get("wifi") or [] if w["bss"] == 0]
+    if not nodes or not raw["flows"]:
+        return None
+    if raw["flows"][0]["direction"] == "down":
+        return next((w for w in nodes if w["node"] == 0), None)
+    stations = [w for w in nodes if w["node"] != 0]
+    return max(stations, key=lambda w: w["airtime"]) if stations else None
 
 
 def run_row(run: Run, result: Result) -> dict[str, Any]:

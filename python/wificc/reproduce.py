@@ -1,0 +1,566 @@
+"""``wificc reproduce NAME``: the published studies of SPEC section 8 as data, run by one runner.
+
+A study is a list of :class:`Experiment`; an experiment is a sweep grid (a catalog test, its
+options, the lists of its grid) and the figures the study draws from it. :func:`reproduce`
+runs each experiment as a sweep into ``OUT/<experiment>/`` (resumable: a re-run skips finished
+runs), draws the figures of every experiment (:func:`wificc.figures.plot`, into
+``OUT/figures/<experiment>/``), writes ``OUT/report.html`` (:func:`wificc.report.write`) and
+returns the headline table: median goodput and median ping per setting of each experiment.
+
+``quick`` makes a study small enough for CI: :data:`QUICK_REPETITIONS` repetitions, flows of
+:data:`QUICK_LENGTH` between :data:`QUICK_DELAY` of idle pings, and of each grid list the values
+the experiment names in its ``quick`` table, or else its first :data:`QUICK_VALUES` values.
+
+Experiments that replay the LTE traces (``traces``) read them from a directory: the one given,
+else :data:`TRACE_DIRS` in order; without the files those experiments are skipped and said so.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import pandas as pd
+import typer
+
+from wificc import figures, report, stats, storage
+from wificc.models import startup
+from wificc.sweep import Run, SweepError, expand, sweep
+
+# Repetitions of every grid point (SPEC section 8), and with --quick.
+REPETITIONS = 10
+QUICK_REPETITIONS = 2
+# TCP time and idle ping time before and after it, with --quick.
+QUICK_LENGTH = "5s"
+QUICK_DELAY = "1s"
+# Values kept of a grid list that the experiment's quick table does not name.
+QUICK_VALUES = 2
+# Where the LTE traces are looked for when no directory is given (the first that exists).
+TRACE_DIRS = (Path("../shared/traces"), Path("/work/shared/traces"))
+BITS_PER_MBIT = 1e6
+
+# A static TSQ limit of every 32 packets up to 2048 (the Wi-Fi 6 study's bottleneck curve).
+WIFI6_STATIC_TSQ = ["static:1p", *(f"static:{k}p" for k in range(32, 2049, 32))]
+# A grid list of TSQ settings, "1ms" .. "32ms".
+TSQ_1_TO_32 = ["1ms", "2ms", "4ms", "8ms", "16ms", "32ms"]
+BBRP_CCS = ["bbr", "bbrp", "nv", "cubic", "reno"]
+BBRN_CCS = ["bbr2", "bbrn", "bbr", "cubic", "reno", "dctcp", "veno"]
+WIFI6_CCS = ["cubic", "bbr2", "nv", "yeah", "reno", "highspeed"]
+PG_CCS = ["bbr", "bbr3", "bbr_pg", "cubic"]
+PG_BUFFERS = ["0.1bdp", "0.2bdp", "0.5bdp", "1bdp", "2bdp", "5bdp", "10bdp", "20bdp", "50bdp", "100bdp"]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One sweep of a study.
+
+    ``grid``: a sweep grid document (:mod:`wificc.sweep`) without ``repetitions``.
+    ``figures``: the figure files (names without suffix, as :func:`wificc.figures.plot_sweep`
+    writes them) the study draws from it. ``quick``: the values of grid lists kept with
+    --quick (lists not named keep their first QUICK_VALUES). ``traces``: catalog options that
+    name a trace file, option -> file name in the trace directory. ``anova``: metrics
+    (runs.parquet columns) whose one-way ANOVA across the congestion controls, per other
+    setting, the study reports (``<experiment>/anova.csv``).
+    """
+
+    name: str
+    about: str
+    grid: Mapping[str, Any]
+    figures: tuple[str, ...]
+    quick: Mapping[str, list[Any]] = field(default_factory=dict)
+    traces: Mapping[str, str] = field(default_factory=dict)
+    anova: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study: its experiments and the analytic models it draws (keys of :data:`MODELS`)."""
+
+    title: str
+    experiments: tuple[Experiment, ...]
+    models: tuple[str, ...] = ()
+
+
+# Analytic models a study may draw beside its sweeps: name -> (caption, draw(prefix) -> files).
+MODELS = {
+    "startup_gain": (
+        "BBR Startup: rate and queue per round for each startup gain",
+        lambda prefix: startup.figure(startup.StartupParams(), prefix),
+    ),
+}
+
+
+def _grid(test: str, options: Mapping[str, Any], grid: Mapping[str, list[Any]], **more: Any) -> dict[str, Any]:
+    return {"test": test, "options": dict(options), "grid": dict(grid), **more}
+
+
+WIFI = {"path": "wifi"}
+
+STUDIES: dict[str, Study] = {
+    "bbrp": Study(
+        "BBRp (IEEE Access 2020): BBR's pacing and TSQ on 802.11n/ac",
+        (
+            Experiment(
+                "upload",
+                "1 upload per CCA, TSQ and chipset, 30 s",
+                _grid(
+                    "tcp_upload",
+                    WIFI,
+                    {
+                        "chipset": ["ath9k-htc", "ath9k", "ath10k-1x1"],
+                        "cc": BBRP_CCS,
+                        "tsq": ["1ms", "2ms", "4ms", "8ms"],
+                    },
+                ),
+                ("goodput_ping", "ping_cdf", "ampdu_tsq"),
+                quick={"chipset": ["ath9k"], "cc": ["bbr", "cubic"], "tsq": ["1ms", "8ms"]},
+            ),
+            Experiment(
+                "upload_wired100",
+                "the same behind a 100 Mbit/s wired bottleneck (the AP's backhaul)",
+                _grid(
+                    "tcp_upload",
+                    {**WIFI, "rate": "100mbit"},
+                    {
+                        "chipset": ["ath9k-htc", "ath9k", "ath10k-1x1"],
+                        "cc": BBRP_CCS,
+                        "tsq": ["1ms", "2ms", "4ms", "8ms"],
+                    },
+                ),
+                ("goodput_ping", "ping_cdf"),
+                quick={"chipset": ["ath10k-1x1"], "cc": ["bbr", "bbrp"], "tsq": ["1ms", "4ms"]},
+            ),
+            Experiment(
+                "download",
+                "1 download per CCA and chipset; pfifo_fast (the hosts' default qdisc) at the AP",
+                _grid("tcp_download", WIFI, {"chipset": ["ath9k", "ath10k"], "cc": BBRP_CCS}),
+                ("goodput_ping", "ping_cdf"),
+                quick={"chipset": ["ath9k"], "cc": ["bbr", "cubic"]},
+            ),
+            Experiment(
+                "download_bbr_no_extra_acked",
+                "1 BBR download without the ACK-aggregation allowance (extra_acked off)",
+                _grid(
+                    "tcp_download",
+                    {**WIFI, "cc": "bbr", "cc_params": {"extra_acked": False}},
+                    {"chipset": ["ath9k", "ath10k"]},
+                ),
+                ("goodput_ping", "ping_cdf"),
+                quick={"chipset": ["ath9k"]},
+            ),
+            Experiment(
+                "rrul",
+                "RRUL on ath9k with 4 ms TSQ",
+                _grid("rrul", {**WIFI, "chipset": "ath9k", "tsq": "4ms"}, {"cc": BBRP_CCS}),
+                ("goodput_ping", "rrul"),
+                quick={"cc": ["bbr", "cubic"]},
+            ),
+            Experiment(
+                "nflows",
+                "1, 4 and 8 uploads on ath9k with TSQ off",
+                _grid("nflows", {**WIFI, "chipset": "ath9k", "tsq": "off"}, {"flows": [1, 4, 8], "cc": BBRP_CCS}),
+                ("goodput_ping", "fairness"),
+                quick={"flows": [1, 4], "cc": ["bbr", "cubic"]},
+            ),
+            Experiment(
+                "bottleneck_curve",
+                "reno upload on ath10k under a static TSQ of 1 .. 256 packets",
+                _grid(
+                    "tcp_upload",
+                    {**WIFI, "chipset": "ath10k", "cc": "reno"},
+                    {"stack.tsq": [f"static:{k}p" for k in (1, 2, 4, 8, 16, 32, 64, 128, 256)]},
+                ),
+                ("bottleneck_curve",),
+                quick={"stack.tsq": ["static:4p", "static:64p"]},
+            ),
+            Experiment(
+                "ampdu",
+                "A-MPDU size versus TSQ on ath9k",
+                _grid("tcp_upload", {**WIFI, "chipset": "ath9k"}, {"cc": ["bbr", "bbrp", "cubic"], "tsq": TSQ_1_TO_32}),
+                ("ampdu_tsq", "goodput_ping"),
+                quick={"cc": ["bbr", "bbrp"], "tsq": ["1ms", "8ms"]},
+            ),
+        ),
+    ),
+    "bbrn": Study(
+        "BBR-n (PLoS ONE 2023): BBR on 802.11ac 1x1 (qca9377)",
+        (
+            Experiment(
+                "upload",
+                "1 upload per CCA at TSQ 1 ms and 4 ms, 40 s",
+                _grid(
+                    "tcp_upload",
+                    {**WIFI, "chipset": "qca9377", "length": "40s"},
+                    {"cc": BBRN_CCS, "tsq": ["1ms", "4ms"]},
+                ),
+                ("goodput_ping", "ping_cdf", "series"),
+                quick={"cc": ["bbrn", "bbr2"]},
+                anova=("total_goodput_bps", "ping_p50_ms"),
+            ),
+            Experiment(
+                "nflows",
+                "1, 4, 8 and 12 uploads, bbrn against bbr2",
+                _grid(
+                    "nflows",
+                    {**WIFI, "chipset": "qca9377", "length": "40s"},
+                    {"flows": [1, 4, 8, 12], "cc": ["bbrn", "bbr2"]},
+                ),
+                ("goodput_ping", "fairness"),
+                anova=("total_goodput_bps", "ping_p50_ms"),
+            ),
+            Experiment(
+                "rrul",
+                "RRUL per CCA",
+                _grid(
+                    "rrul", {**WIFI, "chipset": "qca9377", "length": "40s"}, {"cc": ["bbrn", "bbr2", "bbr", "cubic"]}
+                ),
+                ("goodput_ping", "rrul"),
+            ),
+        ),
+        models=("startup_gain",),
+    ),
+    "wifi6": Study(
+        "The future of TCP on Wi-Fi 6 (2021): ax201 behind a 1 Gbit/s backhaul",
+        (
+            Experiment(
+                "bottleneck_curve",
+                "static TSQ of 1 .. 2048 packets in steps of 32, cubic and bbr2, against the analytic model",
+                _grid("tcp_upload", {"path": "hybrid"}, {"cc": ["cubic", "bbr2"], "stack.tsq": WIFI6_STATIC_TSQ}),
+                ("bottleneck_curve",),
+                quick={"cc": ["cubic", "bbr2"], "stack.tsq": ["static:32p", "static:512p"]},
+            ),
+            Experiment(
+                "upload",
+                "1 and 4 uploads per CCA and TSQ 1 .. 32 ms",
+                _grid("nflows", {"path": "hybrid"}, {"flows": [1, 4], "cc": WIFI6_CCS, "tsq": TSQ_1_TO_32}),
+                ("goodput_ping", "fairness"),
+                quick={"flows": [4], "cc": ["cubic", "bbr2"], "tsq": ["1ms", "32ms"]},
+            ),
+            Experiment(
+                "tp",
+                "bbr upload, TP 1p, 2p, 3p at TSQ 1 ms and 4 ms",
+                _grid("tcp_upload", {"path": "hybrid", "cc": "bbr"}, {"tp": [1, 2, 3], "tsq": ["1ms", "4ms"]}),
+                ("goodput_ping",),
+            ),
+            Experiment(
+                "rrul_tsq",
+                "RRUL at TSQ 1 ms and 32 ms",
+                _grid("rrul", {"path": "hybrid"}, {"tsq": ["1ms", "32ms"]}),
+                ("goodput_ping", "rrul"),
+            ),
+            Experiment(
+                "rrul_tp",
+                "RRUL at TSQ 32 ms, TP 1p, 2p, 3p",
+                _grid("rrul", {"path": "hybrid", "tsq": "32ms"}, {"tp": [1, 2, 3]}),
+                ("goodput_ping", "rrul"),
+                quick={"tp": [1, 3]},
+            ),
+        ),
+    ),
+    "apg": Study(
+        "BBR-APG (2023): 100 ms base RTT, unbounded queue, rate schedules and LTE traces",
+        (
+            Experiment(
+                "constant",
+                "constant 12 Mbit/s",
+                _grid("step", {"rates": "12mbit"}, {"cc": ["bbr", "bbr_apg"]}),
+                ("goodput_ping", "ping_cdf", "series"),
+            ),
+            Experiment(
+                "step",
+                "12 -> 24 Mbit/s at 3 s",
+                _grid("step", {"rates": "12mbit,24mbit", "step_at": "3s"}, {"cc": ["bbr", "bbr_apg"]}),
+                ("goodput_ping", "ping_cdf", "series"),
+            ),
+            Experiment(
+                "verizon_lte",
+                "the Verizon LTE trace (Mahimahi)",
+                _grid("trace", {}, {"cc": ["bbr", "bbr_apg"]}),
+                ("goodput_ping", "ping_cdf", "series"),
+                traces={"trace_up": "Verizon-LTE-short.up", "trace_down": "Verizon-LTE-short.down"},
+            ),
+            Experiment(
+                "tmobile_lte",
+                "the T-Mobile LTE trace (Mahimahi)",
+                _grid("trace", {}, {"cc": ["bbr", "bbr_apg"]}),
+                ("goodput_ping", "ping_cdf", "series"),
+                traces={"trace_up": "TMobile-LTE-short.up", "trace_down": "TMobile-LTE-short.down"},
+            ),
+        ),
+    ),
+    "pg": Study(
+        "BBR-PG (Future Internet 2024): RTT fairness on a 1 Gbit/s dumbbell and on Wi-Fi",
+        (
+            Experiment(
+                "buffer",
+                "10 ms and 50 ms flows of one CCA, buffer 0.1 .. 100 BDP",
+                _grid("rtt_fairness", {"rate": "1gbit"}, {"cc": PG_CCS, "buffer": PG_BUFFERS}),
+                ("goodput_ping", "fairness"),
+                quick={"cc": ["bbr", "bbr_pg"], "buffer": ["0.1bdp", "10bdp"]},
+            ),
+            Experiment(
+                "rtt_ratio",
+                "a 10 ms flow against one of 1.5x .. 10x its RTT, 1 BDP buffer",
+                _grid(
+                    "rtt_fairness",
+                    {"rate": "1gbit", "buffer": "1bdp"},
+                    {"cc": PG_CCS, "rtts": ["10ms,15ms", "10ms,20ms", "10ms,50ms", "10ms,100ms"]},
+                ),
+                ("goodput_ping", "fairness"),
+                quick={"cc": ["bbr", "bbr_pg"], "rtts": ["10ms,20ms", "10ms,100ms"]},
+            ),
+            Experiment(
+                "vs_cubic",
+                "each variant against cubic, bottleneck 100 Mbit/s .. 1 Gbit/s, small and large buffers",
+                _grid(
+                    "inter_protocol",
+                    {"rtt": "10ms", "against": "cubic"},
+                    {
+                        "cc": ["bbr", "bbr3", "bbr_pg"],
+                        "rate": ["100mbit", "500mbit", "1gbit"],
+                        "buffer": ["0.1bdp", "10bdp"],
+                    },
+                ),
+                ("goodput_ping", "fairness"),
+                quick={"cc": ["bbr", "bbr_pg"], "rate": ["100mbit"], "buffer": ["0.1bdp", "10bdp"]},
+            ),
+            Experiment(
+                "retrans",
+                "retransmissions versus number of flows at 0.1 and 1 BDP",
+                _grid(
+                    "nflows",
+                    {"rate": "1gbit", "rtt": "10ms"},
+                    {"cc": PG_CCS, "buffer": ["0.1bdp", "1bdp"], "flows": [1, 2, 4, 8, 16]},
+                ),
+                ("goodput_ping", "fairness"),
+                quick={"cc": ["bbr", "bbr_pg"], "buffer": ["0.1bdp", "1bdp"], "flows": [2]},
+            ),
+            Experiment(
+                "wifi",
+                "each variant against cubic on a Wi-Fi bottleneck (ath10k)",
+                _grid(
+                    "inter_protocol",
+                    {**WIFI, "chipset": "ath10k", "against": "cubic"},
+                    {"cc": ["bbr", "bbr3", "bbr_pg"]},
+                ),
+                ("goodput_ping", "fairness"),
+            ),
+        ),
+    ),
+}
+
+
+def study(name: str) -> Study:
+    if name not in STUDIES:
+        raise ValueError(f"NAME: got {name!r}, expected one of {', '.join(STUDIES)}")
+    return STUDIES[name]
+
+
+def trace_dir(given: str | os.PathLike[str] | None = None) -> Path | None:
+    """The LTE trace directory: ``given`` (which must exist), else the first of TRACE_DIRS."""
+    if given is not None:
+        path = Path(given)
+        if not path.is_dir():
+            raise ValueError(f"--traces: {str(path)!r} is not a directory, expected the directory of the LTE traces")
+        return path
+    return next((p for p in TRACE_DIRS if p.is_dir()), None)
+
+
+def missing_traces(experiment: Experiment, traces: Path | None) -> list[str]:
+    """The trace files of ``experiment`` not found in ``traces``."""
+    return [name for name in experiment.traces.values() if traces is None or not (traces / name).is_file()]
+
+
+def grid_of(experiment: Experiment, *, quick: bool = False, traces: Path | None = None) -> dict[str, Any]:
+    """The sweep grid of ``experiment`` (full or quick), its trace options pointing into ``traces``."""
+    grid = copy.deepcopy(dict(experiment.grid))
+    options = grid.setdefault("options", {})
+    for option, name in experiment.traces.items():
+        options[option] = str(((traces or Path(".")) / name).resolve())
+    if quick:
+        options["length"] = QUICK_LENGTH
+        options["delay"] = QUICK_DELAY
+        grid["grid"] = {
+            key: list(experiment.quick.get(key, values[:QUICK_VALUES])) for key, values in grid["grid"].items()
+        }
+    return grid
+
+
+def runs_of(
+    name: str, *, quick: bool = False, traces: Path | None = None, repetitions: int | None = None
+) -> dict[str, list[Run]]:
+    """Every run of study ``name`` per experiment, each point validated by the core (experiments
+    whose traces are missing are left out)."""
+    reps = repetitions if repetitions is not None else (QUICK_REPETITIONS if quick else REPETITIONS)
+    return {
+        e.name: expand(grid_of(e, quick=quick, traces=traces), reps)
+        for e in study(name).experiments
+        if not missing_traces(e, traces)
+    }
+
+
+def anova_table(directory: Path, metrics: Sequence[str]) -> pd.DataFrame:
+    """One-way ANOVA of each metric across the congestion controls of a sweep, per setting of
+    its other grid parameters (stats.anova); empty when the sweep has one congestion control."""
+    table = pd.read_parquet(directory / storage.RUNS_TABLE)
+    settings = figures.setting_columns(table, figures.grid_keys(directory))
+    if "cc" not in settings:
+        return pd.DataFrame()
+    others = [c for c in settings if c != "cc"] or None
+    parts = [stats.anova(table, metric, "cc", others).assign(metric=metric) for metric in metrics]
+    frame = pd.concat(parts, ignore_index=True)
+    return frame[["metric", *(c for c in frame.columns if c != "metric")]]
+
+
+def headline(directory: Path) -> pd.DataFrame:
+    """Median goodput (Mbit/s) and median ping (ms) per setting of one experiment's sweep."""
+    table = pd.read_parquet(directory / storage.RUNS_TABLE)
+    settings = figures.setting_columns(table, figures.grid_keys(directory))
+    keys = settings or None
+    grouped = table.assign(_all="all").groupby(keys or ["_all"], sort=False, dropna=False)
+    out = grouped.agg(
+        runs=("run_id", "size"),
+        goodput_mbit=("total_goodput_bps", "median"),
+        ping_p50_ms=("ping_p50_ms", "median"),
+    ).reset_index()
+    out["goodput_mbit"] = out["goodput_mbit"] / BITS_PER_MBIT
+    setting = figures.setting_labels(out, settings) if settings else pd.Series(["all"] * len(out))
+    return pd.DataFrame(
+        {
+            "experiment": directory.name,
+            "setting": list(setting),
+            "runs": out["runs"],
+            "goodput_mbit": out["goodput_mbit"],
+            "ping_p50_ms": out["ping_p50_ms"],
+        }
+    )
+
+
+@dataclass
+class Reproduction:
+    """What a reproduction wrote."""
+
+    out: Path
+    headline: pd.DataFrame
+    # ANOVA tables by experiment (those that declare metrics).
+    anova: dict[str, pd.DataFrame]
+    figures: dict[str, list[Path]]
+    skipped: list[str]
+    report: Path
+    wall_s: float
+
+
+def reproduce(
+    name: str,
+    out: str | os.PathLike[str],
+    *,
+    quick: bool = False,
+    workers: int | None = None,
+    repetitions: int | None = None,
+    traces: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    experiments: Sequence[str] | None = None,
+) -> Reproduction:
+    """Run study ``name`` into ``out``: a sweep per experiment, figures, report, headline.
+
+    ``experiments`` limits the run to those experiments (by name).
+    """
+    spec = study(name)
+    names = [e.name for e in spec.experiments]
+    for wanted in experiments or ():
+        if wanted not in names:
+            raise ValueError(f"experiments: got {wanted!r}, expected one of {', '.join(names)}")
+    chosen = [e for e in spec.experiments if experiments is None or e.name in experiments]
+    folder = trace_dir(traces)
+    reps = repetitions if repetitions is not None else (QUICK_REPETITIONS if quick else REPETITIONS)
+    started = time.monotonic()
+    root = Path(out)
+    skipped: list[str] = []
+    done: list[Experiment] = []
+    grids = {}
+    for experiment in chosen:
+        missing = missing_traces(experiment, folder)
+        if missing:
+            where = str(folder) if folder else " or ".join(str(p) for p in TRACE_DIRS)
+            skipped.append(f"{experiment.name}: trace files {', '.join(missing)} not found in {where}")
+            continue
+        # Expand every grid first: a bad point is reported before anything runs.
+        grids[experiment.name] = grid_of(experiment, quick=quick, traces=folder)
+        expand(grids[experiment.name], reps)
+    for experiment in chosen:
+        if experiment.name in grids:
+            sweep(grids[experiment.name], root / experiment.name, workers=workers, repetitions=reps, progress=progress)
+            done.append(experiment)
+    if not done:
+        raise ValueError(f"{name}: nothing to run; " + "; ".join(skipped))
+    drawn = figures.plot(root)
+    by_experiment: dict[str, list[Path]] = {}
+    for _, paths in drawn:
+        for path in paths:
+            by_experiment.setdefault(path.parent.name, []).append(path)
+    for experiment in done:
+        stems = {p.stem.split("-")[0] for p in by_experiment.get(experiment.name, [])}
+        lacking = [f for f in experiment.figures if f not in stems]
+        if lacking:
+            skipped.append(f"{experiment.name}: figures not drawn (the runs lack their data): {', '.join(lacking)}")
+    for model in spec.models:
+        _, draw = MODELS[model]
+        by_experiment[model] = draw(root / "figures" / model)
+    anovas = {}
+    for experiment in done:
+        if experiment.anova:
+            anovas[experiment.name] = anova_table(root / experiment.name, experiment.anova)
+            anovas[experiment.name].to_csv(root / experiment.name / "anova.csv", index=False)
+    written = report.write(root)
+    table = pd.concat([headline(root / e.name) for e in done], ignore_index=True)
+    return Reproduction(root, table, anovas, by_experiment, skipped, written, time.monotonic() - started)
+
+
+def format_headline(table: pd.DataFrame) -> str:
+    """The headline table as aligned text."""
+    if table.empty:
+        return "(no runs)"
+    shown = table.assign(
+        goodput_mbit=table["goodput_mbit"].map(lambda v: f"{v:.2f}"),
+        ping_p50_ms=table["ping_p50_ms"].map(lambda v: "-" if pd.isna(v) else f"{v:.1f}"),
+    ).rename(columns={"goodput_mbit": "goodput Mbit/s", "ping_p50_ms": "ping p50 ms"})
+    return shown.to_string(index=False)
+
+
+def reproduce_cmd(
+    name: Annotated[str, typer.Argument(help=f"The study: {', '.join(STUDIES)}.", show_default=False)],
+    quick: Annotated[bool, typer.Option(help="Fewer repetitions, shorter runs, a subset of each grid (CI).")] = False,
+    out: Annotated[Path | None, typer.Option(help="Results directory (default results/<NAME>[-quick]).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Local worker processes (default: CPU count).")] = None,
+    repetitions: Annotated[
+        int | None, typer.Option(help="Runs of every grid point (default 10; 2 with --quick).")
+    ] = None,
+    traces: Annotated[
+        Path | None,
+        typer.Option(help="Directory of the LTE traces (default ../shared/traces, then /work/shared/traces)."),
+    ] = None,
+) -> None:
+    """Reproduce a published study: its sweeps, figures, report.html and headline table."""
+    from wificc.cli import user_errors
+
+    target = out if out is not None else Path("results") / (f"{name}-quick" if quick else name)
+    with user_errors():
+        try:
+            done = reproduce(name, target, quick=quick, workers=workers, repetitions=repetitions, traces=traces)
+        except SweepError as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(1) from None
+    typer.echo(f"{study(name).title}\n")
+    typer.echo(format_headline(done.headline))
+    for experiment, frame in done.anova.items():
+        typer.echo(f"\nANOVA across congestion controls, {experiment} ({target / experiment / 'anova.csv'}):")
+        typer.echo(frame.to_string(index=False))
+    for note in done.skipped:
+        typer.echo(f"skipped: {note}")
+    typer.echo(f"\nsweeps in {target}/<experiment>/, figures in {target / 'figures'}/, report {done.report}")
+    typer.echo(f"took {done.wall_s:.0f} s")
