@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from wificc import api, bench, bpf, emu, figures, flent, models, report, scenarios
+from wificc import api, bench, bpf, emu, figures, flent, models, report, reproduce, scenarios
 from wificc.result import Result, staging_path
 from wificc.sweep import sweep_command
 
@@ -464,6 +464,7 @@ def _cell(value: Any) -> str:
 
 
 app.command("sweep")(sweep_command)
+app.command("reproduce")(reproduce.reproduce_cmd)
 app.command("plot")(figures.plot_cmd)
 app.command("report")(report.report_cmd)
 app.command("flent")(flent.flent_cmd)
