@@ -68,3 +68,41 @@ fn bbr_family_keeps_the_link_busy_under_one_percent_random_loss() {
         assert!(share < 0.60, "{cc}: {:.1}% under 1% loss", share * 100.0);
     }
 }
+
+/// DCTCP with ECN step marking at K packets (RFC 8257, the DCTCP paper's switch): the queue
+/// stays near K, nothing is dropped, the link stays busy; loss-based reno on the same marking
+/// queue (no ECN) fills the buffer instead.
+#[test]
+fn dctcp_holds_the_queue_at_the_marking_threshold() {
+    let run_cc = |cc: &str| {
+        let s = Scenario::from_value(json!({
+            "duration": "20s", "warmup": "5s",
+            "path": {"kind": "wired", "rate": "50mbit", "rtt": "20ms",
+                     "qdisc": {"kind": "ecn_step", "limit": "200p", "k": 20}},
+            "flows": [{"cc": cc}],
+        }))
+        .unwrap();
+        scenario::run(&s).unwrap()
+    };
+    let d = run_cc("dctcp");
+    let q = &d.queues[0];
+    assert!(q.ecn_marked > 0, "no CE marks");
+    assert_eq!(
+        q.dropped, 0,
+        "DCTCP should not overflow a 200-packet buffer"
+    );
+    assert!(
+        d.flows[0].goodput_bps / MAX_GOODPUT > 0.95,
+        "{}",
+        d.flows[0].goodput_bps
+    );
+    // K = 20 packets of 1538 B at 50 Mbit/s drain in 4.92 ms; the queue oscillates around K.
+    let p95 = q.sojourn_p95_ms.unwrap();
+    assert!(p95 < 2.0 * 4.92, "p95 sojourn {p95} ms");
+    let r = run_cc("reno");
+    assert!(
+        r.queues[0].dropped > 0,
+        "reno ignores CE without ECN and overflows"
+    );
+    assert!(r.queues[0].sojourn_p95_ms.unwrap() > 3.0 * p95);
+}
