@@ -78,9 +78,9 @@ impl Aggregate {
 struct Framing {
     phy: Phy,
     mode: Mode,
-    /// Largest PSDU: the A-MPDU length limit, and for EDCA the longest PSDU whose PPDU fits
-    /// the airtime cap.
-    max_psdu: Bytes,
+    /// Largest PSDU per access category: the A-MPDU length limit, and for EDCA the longest PSDU
+    /// whose PPDU fits the airtime cap and, with SIFS and the Block Ack, the AC's TXOP limit.
+    max_psdu: [Bytes; ACS],
     /// Analytic MAC: most IP bytes whose (k l + l_oh) 8 / r fits the airtime cap.
     max_ip: Bytes,
 }
@@ -113,14 +113,20 @@ fn largest(hi: Bytes, ok: impl Fn(Bytes) -> bool) -> Bytes {
 impl Framing {
     /// Resolve the limits once: both PPDU durations grow with the bytes they carry, so the
     /// airtime cap is a byte limit.
-    fn new(phy: Phy, mode: Mode, max_len: Bytes, airtime_cap: Nanos) -> Self {
+    fn new(phy: Phy, mode: Mode, max_len: Bytes, airtime_cap: Nanos, response: Nanos) -> Self {
         let (max_psdu, max_ip) = match mode {
             Mode::Edca => (
-                largest(max_len, |psdu| phy.ppdu_time(psdu) <= airtime_cap),
+                Ac::ALL.map(|ac| {
+                    let cap = match ac.txop_limit() {
+                        0 => airtime_cap,
+                        txop => airtime_cap.min(txop.saturating_sub(response)),
+                    };
+                    largest(max_len, |psdu| phy.ppdu_time(psdu) <= cap)
+                }),
                 Bytes::MAX,
             ),
             Mode::Analytic { l_oh, rate, .. } => (
-                max_len,
+                [max_len; ACS],
                 largest(bytes_in(rate, airtime_cap), |ip| {
                     tx_time(ip + l_oh, rate) <= airtime_cap
                 }),
@@ -147,10 +153,11 @@ impl Framing {
         }
     }
 
-    /// A datagram of `size` bytes fits in `agg` (an empty aggregate takes anything).
-    fn fits(&self, agg: &Aggregate, size: u32) -> bool {
+    /// A datagram of `size` bytes fits in `agg` of access category `ac` (an empty aggregate
+    /// takes anything).
+    fn fits(&self, agg: &Aggregate, size: u32, ac: Ac) -> bool {
         agg.mpdus.is_empty()
-            || (agg.padded + subframe_bytes(size) <= self.max_psdu
+            || (agg.padded + subframe_bytes(size) <= self.max_psdu[ac as usize]
                 && agg.ip_bytes + size as Bytes <= self.max_ip)
     }
 }
@@ -269,6 +276,7 @@ impl Bss {
                 spec.max_ampdu_len
                     .map_or(phy.standard.max_ampdu_len(), |s| s.0),
                 spec.airtime_cap.0,
+                response,
             ),
             txq_spec: spec.txq.clone(),
             depth,
@@ -449,7 +457,7 @@ impl Bss {
         let mut agg = e.spare.pop().unwrap_or_default();
         agg.dest = dest;
         while let Some(m) = s.retry.front() {
-            if !framing.fits(&agg, m.pkt.size) {
+            if !framing.fits(&agg, m.pkt.size, e.backoff.ac) {
                 break;
             }
             agg.push(*m);
@@ -468,7 +476,7 @@ impl Bss {
                 }
             }
             let Some(p) = &s.held else { break };
-            if !framing.fits(&agg, p.size) {
+            if !framing.fits(&agg, p.size, e.backoff.ac) {
                 break;
             }
             if let Some(m) = s.take_held() {

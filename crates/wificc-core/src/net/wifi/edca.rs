@@ -63,6 +63,17 @@ impl Ac {
     }
 
     /// AIFSN, slots after SIFS.
+    /// Default EDCA TXOP limit (IEEE 802.11-2020, default EDCA parameter set for the OFDM-based
+    /// PHYs): VO 1.504 ms, VI 3.008 ms; 0 for BE and BK, meaning one frame exchange (one PPDU and
+    /// its Block Ack). A TXOP holds the whole exchange: PPDU, SIFS and Block Ack.
+    pub fn txop_limit(self) -> Nanos {
+        match self {
+            Ac::Vo => 1_504_000,
+            Ac::Vi => 3_008_000,
+            Ac::Be | Ac::Bk => 0,
+        }
+    }
+
     pub fn aifsn(self) -> u64 {
         match self {
             Ac::Bk => 7,

@@ -899,3 +899,31 @@ fn codel_in_the_txq_drops_when_the_backlog_stands_above_target() {
     assert_eq!(s.completed.len() as u64, st.mpdus_acked + st.txq_drops);
     assert!(st.txq_sojourn.max().unwrap() > 100 * NSEC_PER_MSEC);
 }
+
+/// The default EDCA TXOP limits bound each access category's aggregate: the whole exchange
+/// (PPDU, SIFS, Block Ack) of a voice aggregate fits 1.504 ms, of video 3.008 ms; best effort
+/// and background (TXOP limit 0: one exchange) are bounded by the airtime cap only. On ath10k
+/// (VHT80 2x2, 866.7 Mbit/s, A-MPDUs up to 1,048,575 B) all three bounds are below the length
+/// limit, so each one binds.
+#[test]
+fn txop_limits_bound_voice_and_video_aggregates() {
+    let phy = spec("ath10k").phy().unwrap();
+    let response = SIFS + block_ack_time(64);
+    let cap = 4 * NSEC_PER_MSEC;
+    let f = Framing::new(phy, Mode::Edca, 1_048_575, cap, response);
+    for (ac, limit) in [
+        (Ac::Vo, 1_504_000),
+        (Ac::Vi, 3_008_000),
+        (Ac::Be, cap + response),
+        (Ac::Bk, cap + response),
+    ] {
+        let psdu = f.max_psdu[ac as usize];
+        assert!(phy.ppdu_time(psdu) + response <= limit, "{ac:?}: {psdu} B");
+        assert!(
+            phy.ppdu_time(psdu + 4) + response > limit,
+            "{ac:?}: {psdu} B is not the largest"
+        );
+    }
+    assert!(f.max_psdu[Ac::Vo as usize] < f.max_psdu[Ac::Vi as usize]);
+    assert!(f.max_psdu[Ac::Vi as usize] < f.max_psdu[Ac::Be as usize]);
+}
