@@ -32,8 +32,9 @@ build: $(STAMP)
 bpf:
 	$(MAKE) -C bpf
 
+# The main job: the BBRp study, quick (a subset of its grids, 2 repetitions), with its report.
 demo: build
-	$(VENV)/bin/wificc demo --out $(OUT)
+	$(VENV)/bin/wificc reproduce bbrp --quick --out $(OUT)
 
 test: build test-rust test-python
 

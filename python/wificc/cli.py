@@ -37,7 +37,7 @@ EXIT_USER_ERROR = 2
 DEMO_CCS = ("cubic", "reno", "bbr")
 DEMO_TEST = "tcp_upload"
 DEMO_OPTIONS: dict[str, Any] = {"rate": "50mbit", "rtt": "20ms", "buffer": "1bdp", "qdisc": "pfifo"}
-DEMO_OUT = Path("results/demo")
+DEMO_OUT = Path("results/demo-wired")
 # Name of the bottleneck queue of the wired path (crates/wificc-core/src/scenario.rs).
 BOTTLENECK_QUEUE = "bottleneck"
 

@@ -465,10 +465,12 @@ def reproduce(
     traces: str | os.PathLike[str] | None = None,
     progress: bool = True,
     experiments: Sequence[str] | None = None,
+    flent_files: bool = False,
 ) -> Reproduction:
     """Run study ``name`` into ``out``: a sweep per experiment, figures, report, headline.
 
-    ``experiments`` limits the run to those experiments (by name).
+    ``experiments`` limits the run to those experiments (by name). ``flent_files`` writes
+    each run's ``.flent.gz`` beside its tables.
     """
     spec = study(name)
     names = [e.name for e in spec.experiments]
@@ -494,7 +496,14 @@ def reproduce(
         expand(grids[experiment.name], reps)
     for experiment in chosen:
         if experiment.name in grids:
-            sweep(grids[experiment.name], root / experiment.name, workers=workers, repetitions=reps, progress=progress)
+            sweep(
+                grids[experiment.name],
+                root / experiment.name,
+                workers=workers,
+                repetitions=reps,
+                progress=progress,
+                flent_files=flent_files,
+            )
             done.append(experiment)
     if not done:
         raise ValueError(f"{name}: nothing to run; " + "; ".join(skipped))
@@ -544,6 +553,7 @@ def reproduce_cmd(
         Path | None,
         typer.Option(help="Directory of the LTE traces (default ../shared/traces, then /work/shared/traces)."),
     ] = None,
+    flent_files: Annotated[bool, typer.Option("--flent", help="Write each run's .flent.gz beside its tables.")] = False,
 ) -> None:
     """Reproduce a published study: its sweeps, figures, report.html and headline table."""
     from wificc.cli import user_errors
@@ -551,7 +561,15 @@ def reproduce_cmd(
     target = out if out is not None else Path("results") / (f"{name}-quick" if quick else name)
     with user_errors():
         try:
-            done = reproduce(name, target, quick=quick, workers=workers, repetitions=repetitions, traces=traces)
+            done = reproduce(
+                name,
+                target,
+                quick=quick,
+                workers=workers,
+                repetitions=repetitions,
+                traces=traces,
+                flent_files=flent_files,
+            )
         except SweepError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1) from None

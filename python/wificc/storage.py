@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +60,17 @@ def write_text(path: Path, text: str) -> None:
     _write_atomic(path, lambda staging: staging.write_text(text))
 
 
-def write_run(out: Path, run_id: str, result: Result, row: Mapping[str, Any]) -> Path:
+def write_run(
+    out: Path,
+    run_id: str,
+    result: Result,
+    row: Mapping[str, Any],
+    extras: Callable[[Path], None] | None = None,
+) -> Path:
     """Store a finished run as ``runs/<run_id>/`` with its row; return the directory.
+
+    ``extras``, if given, writes further files of the run (a ``.flent.gz``) into the directory
+    it is called with, before the run is renamed into place.
 
     If another writer finished the same run first, its directory is kept and this copy is
     dropped: both hold the same deterministic run.
@@ -71,6 +80,8 @@ def write_run(out: Path, run_id: str, result: Result, row: Mapping[str, Any]) ->
     try:
         result.save(staging)
         (staging / ROW_FILE).write_text(json.dumps(dict(row)) + "\n")
+        if extras is not None:
+            extras(staging)
         os.rename(staging, target)
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)

@@ -61,13 +61,13 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from wificc import _core, api, scenarios, storage
+from wificc import _core, api, flent, scenarios, storage
 from wificc.result import Result
 
 GridLike = Mapping[str, Any] | str | os.PathLike[str]
 
 # Keys of a grid document.
-GRID_KEYS = ("description", "test", "scenario", "options", "repetitions", "grid", "zip")
+GRID_KEYS = ("description", "test", "scenario", "options", "repetitions", "flent", "grid", "zip")
 # Seed of a scenario that does not give one (the core's default).
 DEFAULT_SEED = 1
 # Hex digits of the run id (64 bits of SHA-256).
@@ -110,6 +110,8 @@ class Grid:
     # Factors of the product: each a list of points, each point a {key: value} assignment.
     factors: list[list[dict[str, Any]]]
     repetitions: int
+    # Whether each run also gets a Flent data file (runs/<id>/<flent test>.flent.gz).
+    flent: bool = False
 
 
 @dataclass(frozen=True)
@@ -363,6 +365,9 @@ def parse_grid(document: Mapping[str, Any], root: Path = Path(".")) -> Grid:
             raise ValueError(f"options.{key}: unknown catalog option, expected one of {names}")
         options[name] = _option_value(key, name, value, "options.")
     repetitions = _at_least_one("repetitions", document.get("repetitions", 1))
+    flent_files = document.get("flent", False)
+    if not isinstance(flent_files, bool):
+        raise ValueError(f"flent: got {json.dumps(flent_files)}, expected true or false")
 
     seen: set[str] = set()
     factors: list[list[dict[str, Any]]] = []
@@ -393,7 +398,7 @@ def parse_grid(document: Mapping[str, Any], root: Path = Path(".")) -> Grid:
             shown = ", ".join(f"{k} has {v}" for k, v in lengths.items())
             raise ValueError(f"zip[{n}]: lists of one group must have equal lengths; {shown}")
         factors.append([dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)])
-    return Grid(test, dict(base) if base is not None else None, options, factors, repetitions)
+    return Grid(test, dict(base) if base is not None else None, options, factors, repetitions, flent_files)
 
 
 def points(grid: Grid) -> list[dict[str, Any]]:
@@ -534,8 +539,10 @@ class _Collector:
     """Stores each finished run as it arrives and keeps the failures (a failed run must not
     stop the others from being stored)."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, flent_tests: Mapping[str, str] | None = None):
         self.out = out
+        # The Flent test of each run that also gets a .flent.gz, by run id.
+        self.flent_tests = flent_tests or {}
         self.failures: list[str] = []
         # Called with each stored run (the progress bar).
         self.stored: Callable[[Run], None] = lambda run: None
@@ -547,7 +554,12 @@ class _Collector:
             self.failures.append(f"{run.id} ({run.label()}): {e}")
             return
         result = Result.from_json(text)
-        storage.write_run(self.out, run.id, result, run_row(run, result))
+        test = self.flent_tests.get(run.id)
+
+        def flent_file(directory: Path) -> None:
+            flent.export(result, directory / f"{test}{flent.SUFFIX}", test=test)
+
+        storage.write_run(self.out, run.id, result, run_row(run, result), flent_file if test else None)
         self.stored(run)
 
 
@@ -619,6 +631,18 @@ def bar_of(console: Console | None, shown: bool) -> Progress:
     return Progress(*columns, console=console, disable=not shown, auto_refresh=False)
 
 
+def flent_tests(runs: Iterable[Run]) -> dict[str, str]:
+    """The Flent test of each run, by run id; a run whose traffic is no Flent test is an error
+    naming it, raised before anything runs."""
+    tests = {}
+    for run in runs:
+        try:
+            tests[run.id] = flent.flent_test(types.SimpleNamespace(scenario=run.scenario))
+        except ValueError as e:
+            raise ValueError(f"flent: {run.label()}: {e}") from None
+    return tests
+
+
 def sweep(
     grid: GridLike,
     out: str | os.PathLike[str],
@@ -628,19 +652,25 @@ def sweep(
     repetitions: int | None = None,
     progress: bool = True,
     console: Console | None = None,
+    flent_files: bool | None = None,
 ) -> pd.DataFrame:
     """Run every run of ``grid`` not yet in ``out``; return the grid's rows of runs.parquet.
 
     ``workers``: local processes (default the CPU count; 1 runs in this process).
     ``scheduler``: a Dask scheduler address or ``distributed.Client`` instead of the local
-    pool. ``repetitions`` overrides the grid's. Raises :class:`SweepError` after storing every
-    other run if some runs failed.
+    pool. ``repetitions`` overrides the grid's. ``flent_files`` overrides the grid's ``flent``:
+    every run gets its ``.flent.gz`` (runs stored earlier without one get it from their
+    tables). Raises :class:`SweepError` after
+    storing every other run if some runs failed.
     """
     if workers is not None:
         _at_least_one("workers", workers)
     if workers is not None and scheduler is not None:
         raise ValueError("workers: a Dask cluster has its own workers; give workers or scheduler, not both")
-    runs = expand(grid, repetitions)
+    parsed = grid if isinstance(grid, Grid) else parse_grid(*load_grid(grid))
+    runs = expand(parsed, repetitions)
+    wants_flent = parsed.flent if flent_files is None else flent_files
+    tests = flent_tests(runs) if wants_flent else {}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     _store_grid(out, grid)
@@ -649,7 +679,12 @@ def sweep(
     if done:
         storage.rebuild(out, order)
     todo = [run for run in runs if run.id not in done]
-    collector = _Collector(out)
+    for run_id_ in done & tests.keys():
+        stored = storage.runs_dir(out) / run_id_
+        target = stored / f"{tests[run_id_]}{flent.SUFFIX}"
+        if not target.exists():
+            flent.export(stored, target, test=tests[run_id_])
+    collector = _Collector(out, tests)
     # Connect before the progress bar shows: an unreachable scheduler is reported at once.
     cluster = _dask_client(scheduler) if scheduler is not None and todo else nullcontext()
     try:
@@ -681,6 +716,10 @@ def sweep_command(
     repetitions: Annotated[
         int | None, typer.Option(help="Runs of every grid point (overrides the grid's 'repetitions').")
     ] = None,
+    flent_files: Annotated[
+        bool | None,
+        typer.Option("--flent/--no-flent", help="Write each run's .flent.gz (default: the grid's 'flent')."),
+    ] = None,
 ) -> None:
     """Run a parameter sweep from a TOML grid; a re-run skips finished runs."""
     from wificc.cli import user_errors
@@ -688,7 +727,9 @@ def sweep_command(
     target = out if out is not None else Path("results") / grid.stem
     with user_errors():
         try:
-            table = sweep(grid, target, workers=workers, scheduler=scheduler, repetitions=repetitions)
+            table = sweep(
+                grid, target, workers=workers, scheduler=scheduler, repetitions=repetitions, flent_files=flent_files
+            )
         except SweepError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1) from None

@@ -1,5 +1,6 @@
 """Sweeps: grid expansion, run ids, the results directory, resuming, interruption, Dask."""
 
+import gzip
 import hashlib
 import io
 import json
@@ -17,7 +18,7 @@ import typer
 import wificc
 from rich.console import Console
 from typer.testing import CliRunner
-from wificc import storage
+from wificc import flent, storage
 from wificc.result import SCENARIO_FILE, TABLE_FILES
 from wificc.sweep import SweepError, expand, run_id, sweep_command
 
@@ -296,6 +297,38 @@ def test_a_rerun_skips_finished_runs_and_redoes_only_missing_ones(tmp_path, monk
     bigger = wificc.sweep(_short_grid(3), out, workers=1, progress=False)
     assert len(calls) == 2 and len(bigger) == 6
     assert bigger["run_id"].tolist()[:4] == first["run_id"].tolist()
+
+
+def test_flent_files_for_new_runs_and_for_runs_stored_without_one(tmp_path):
+    out = tmp_path / "out"
+    grid = {**_short_grid(1), "repetitions": 1}
+    first = wificc.sweep(grid, out, workers=1, progress=False)
+    (run_dir,) = [out / storage.RUNS_DIR / i for i in first["run_id"]]
+    assert not list(run_dir.glob("*" + flent.SUFFIX))
+    # The grid's own switch: the stored run gets its file from its tables, the new one (bbr)
+    # as it is stored; each equal to the export of the run directory.
+    wider = {**_short_grid(2), "repetitions": 1, "flent": True}
+    table = wificc.sweep(wider, out, workers=1, progress=False)
+    for run_id_ in table["run_id"]:
+        directory = out / storage.RUNS_DIR / run_id_
+        written = directory / f"tcp_upload{flent.SUFFIX}"
+        assert sorted(p.name for p in directory.glob("*" + flent.SUFFIX)) == [written.name]
+        again = flent.export(directory, tmp_path / f"again{flent.SUFFIX}", test="tcp_upload")
+        doc, expected = (json.loads(gzip.decompress(p.read_bytes())) for p in (written, again))
+        for d in (doc, expected):
+            d["metadata"].pop("DATA_FILENAME")
+        assert doc == expected
+
+
+def test_flent_files_need_runs_that_are_flent_tests(tmp_path):
+    # Two uploads and a download: no Flent test has that traffic.
+    three = {**BASE, "flows": [*BASE["flows"], {"cc": "cubic", "direction": "down"}]}
+    grid = {"scenario": three, "flent": True, "grid": {"flows[2].cc": ["reno"]}}
+    with pytest.raises(ValueError, match=r"flent: flows\[2\].cc=reno, repetition 0: flows: a run of 2 upload and 1"):
+        wificc.sweep(grid, tmp_path / "out", workers=1, progress=False)
+    assert not (tmp_path / "out" / storage.RUNS_DIR).exists()
+    with pytest.raises(ValueError, match='flent: got "yes", expected true or false'):
+        expand({**grid, "flent": "yes"})
 
 
 def test_a_failed_run_is_reported_and_the_others_are_stored(tmp_path, monkeypatch):
