@@ -46,13 +46,12 @@ import pandas as pd
 import typer
 from matplotlib.figure import Figure
 
+from wificc import stats
 from wificc.flent import jain, load_window, run_directories
 from wificc.models import hybrid
 from wificc.models._common import save_figure
 from wificc.result import SCENARIO_FILE, RunLike, SavedRun, as_run, flatten, load
 
-# Percentiles of a candlestick: whisker ends and middle (the studies' 10/50/90).
-PERCENTILES = (10, 50, 90)
 BITS_PER_MBIT = 1e6
 # Size of a single-panel figure, inches.
 FIGSIZE = (7.0, 4.5)
@@ -88,18 +87,16 @@ def percentile_table(frame: pd.DataFrame, by: Sequence[str], values: Mapping[str
     values present in the group (NaN when it has none).
     """
     _require(frame, [*by, *values.values()])
-    rows = []
-    groups = frame.groupby(list(by), sort=False, dropna=False) if by else [((), frame)]
-    for key, group in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        row = {**dict(zip(by, key, strict=True)), "n": len(group)}
-        for name, column in values.items():
-            present = group[column].dropna().to_numpy(dtype=float)
-            percentiles = np.percentile(present, PERCENTILES) if len(present) else [math.nan] * 3
-            row |= {f"{name}_p{p}": v for p, v in zip(PERCENTILES, percentiles, strict=True)}
-        rows.append(row)
-    columns = [f"{name}_p{p}" for name in values for p in PERCENTILES]
-    return pd.DataFrame(rows, columns=[*by, "n", *columns])
+    keys = list(by)
+    if keys:
+        parts = [frame.groupby(keys, sort=False, dropna=False).size().reset_index(name="n")]
+    else:
+        parts = [pd.DataFrame({"n": [len(frame)]})]
+    percentiles = [f"p{p}" for p in stats.CANDLE_PERCENTILES]
+    for name, column in values.items():
+        candles = stats.candlesticks(frame, column, keys or None)[percentiles]
+        parts.append(candles.rename(columns={p: f"{name}_{p}" for p in percentiles}).reset_index(drop=True))
+    return pd.concat(parts, axis=1)
 
 
 def _require(frame: pd.DataFrame, columns: Sequence[str]) -> None:
@@ -219,13 +216,12 @@ def ping_samples(data: Any, *, window: str = "load") -> pd.DataFrame:
 
 
 def cdf_table(samples: pd.DataFrame) -> pd.DataFrame:
-    """Empirical CDF per label: sorted ``rtt_ms`` with ``p`` = i / n (i = 1..n)."""
-    frames = []
-    for label, group in samples.groupby("label", sort=False):
-        values = np.sort(group["rtt_ms"].dropna().to_numpy(dtype=float))
-        p = np.arange(1, len(values) + 1) / len(values)
-        frames.append(pd.DataFrame({"label": label, "rtt_ms": values, "p": p}))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["label", "rtt_ms", "p"])
+    """Empirical CDF per label (:func:`wificc.stats.ecdf`): each distinct ``rtt_ms`` with ``p``,
+    the fraction of the label's samples at most that value."""
+    if samples["rtt_ms"].dropna().empty:
+        return pd.DataFrame(columns=["label", "rtt_ms", "p"])
+    table = stats.ecdf(samples, "rtt_ms", by="label")
+    return table.rename(columns={"value": "rtt_ms", "cdf": "p"})[["label", "rtt_ms", "p"]]
 
 
 def rate_series(run: RunLike | str | os.PathLike[str]) -> pd.DataFrame:

@@ -58,6 +58,7 @@ from typing import Annotated, Any
 
 import typer
 
+from wificc import stats
 from wificc.result import SCENARIO_FILE, RunLike, as_run, write_file
 from wificc.scenarios import NSEC_PER_SEC, duration_ns
 
@@ -261,9 +262,9 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def jain(values: Sequence[float]) -> float | None:
-    """Jain's index (sum x)^2 / (n sum x^2), None when every value is 0 (as Flent's)."""
-    squares = math.fsum(x * x for x in values)
-    return math.fsum(values) ** 2 / (len(values) * squares) if squares else None
+    """Jain's index (:func:`wificc.stats.jain_index`), None when every value is 0 (as Flent's)."""
+    index = stats.jain_index(values)
+    return None if math.isnan(index) else index
 
 
 COMPUTE: dict[str, Callable[[Sequence[float]], float | None]] = {

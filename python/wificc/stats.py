@@ -154,9 +154,10 @@ def jain_index(values: Sequence[float] | np.ndarray) -> float:
 
     NaN for no values or all zero (the core reports None there).
     """
-    x = np.asarray(values, dtype="float64")
-    squares = float(np.sum(x * x))
-    return float(np.sum(x)) ** 2 / (x.size * squares) if x.size and squares > 0 else math.nan
+    x = [float(v) for v in values]
+    # Exact sums (math.fsum), as Flent's FairnessRunner.
+    squares = math.fsum(v * v for v in x)
+    return math.fsum(x) ** 2 / (len(x) * squares) if x and squares > 0 else math.nan
 
 
 def jain(frame: pd.DataFrame, metric: str, by: By = None) -> pd.DataFrame:
