@@ -14,7 +14,9 @@
 use std::collections::VecDeque;
 
 use super::edca::{Ac, Backoff, ACS};
-use super::phy::{block_ack_time, subframe_bytes, subframe_pad, Phy, SIFS};
+use super::phy::{
+    ack_time, block_ack_time, subframe_bytes, subframe_pad, Phy, Standard, DELIMITER_BYTES, SIFS,
+};
 use super::txq::{Mpdu, Session, TxqSpec};
 use super::{MacMode, NodeStats, WifiOut, WifiSpec, WifiStats};
 use crate::net::packet::{Kind, Packet};
@@ -83,6 +85,12 @@ struct Framing {
     max_psdu: [Bytes; ACS],
     /// Analytic MAC: most IP bytes whose (k l + l_oh) 8 / r fits the airtime cap.
     max_ip: Bytes,
+    /// Per access category: whether its frames go in A-MPDUs (every one but VO by default);
+    /// a frame that does not goes alone and gets a normal Ack.
+    aggregates: [bool; ACS],
+    /// Per access category: SIFS and the response to a PPDU (Block Ack, or Ack for a frame
+    /// outside an A-MPDU); 0 for the analytic MAC.
+    response: [Nanos; ACS],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,13 +121,31 @@ fn largest(hi: Bytes, ok: impl Fn(Bytes) -> bool) -> Bytes {
 impl Framing {
     /// Resolve the limits once: both PPDU durations grow with the bytes they carry, so the
     /// airtime cap is a byte limit.
-    fn new(phy: Phy, mode: Mode, max_len: Bytes, airtime_cap: Nanos, response: Nanos) -> Self {
+    fn new(
+        phy: Phy,
+        mode: Mode,
+        max_len: Bytes,
+        airtime_cap: Nanos,
+        window: u32,
+        aggregate_vo: bool,
+    ) -> Self {
+        let aggregates = Ac::ALL.map(|ac| ac != Ac::Vo || aggregate_vo);
+        let response = match mode {
+            Mode::Edca => Ac::ALL.map(|ac| {
+                SIFS + if aggregates[ac as usize] {
+                    block_ack_time(window)
+                } else {
+                    ack_time()
+                }
+            }),
+            Mode::Analytic { .. } => [0; ACS],
+        };
         let (max_psdu, max_ip) = match mode {
             Mode::Edca => (
                 Ac::ALL.map(|ac| {
                     let cap = match ac.txop_limit() {
                         0 => airtime_cap,
-                        txop => airtime_cap.min(txop.saturating_sub(response)),
+                        txop => airtime_cap.min(txop.saturating_sub(response[ac as usize])),
                     };
                     largest(max_len, |psdu| phy.ppdu_time(psdu) <= cap)
                 }),
@@ -137,6 +163,8 @@ impl Framing {
             mode,
             max_psdu,
             max_ip,
+            aggregates,
+            response,
         }
     }
 
@@ -145,8 +173,13 @@ impl Framing {
     /// In the analytic model t_oh is the whole per-exchange overhead of a data transmission,
     /// the reverse direction's TCP ACKs included (the Wi-Fi 6 study's TxTw counts nothing
     /// else), so an aggregate of pure TCP ACKs costs no airtime there.
-    fn airtime(&self, agg: &Aggregate) -> Nanos {
+    /// An HT frame outside an A-MPDU has no MPDU delimiter (VHT and HE send a single MPDU as
+    /// an A-MPDU of one).
+    fn airtime(&self, agg: &Aggregate, ac: Ac) -> Nanos {
         match self.mode {
+            Mode::Edca if !self.aggregates[ac as usize] && self.phy.standard == Standard::Ht => {
+                self.phy.ppdu_time(agg.psdu() - DELIMITER_BYTES as Bytes)
+            }
             Mode::Edca => self.phy.ppdu_time(agg.psdu()),
             Mode::Analytic { .. } if agg.mpdus.iter().all(|m| m.pkt.kind == Kind::Ack) => 0,
             Mode::Analytic { t_oh, l_oh, rate } => tx_time(agg.ip_bytes + l_oh, rate) + t_oh,
@@ -154,10 +187,11 @@ impl Framing {
     }
 
     /// A datagram of `size` bytes fits in `agg` of access category `ac` (an empty aggregate
-    /// takes anything).
+    /// takes anything; one of a category that does not aggregate, nothing more).
     fn fits(&self, agg: &Aggregate, size: u32, ac: Ac) -> bool {
         agg.mpdus.is_empty()
-            || (agg.padded + subframe_bytes(size) <= self.max_psdu[ac as usize]
+            || (self.aggregates[ac as usize]
+                && agg.padded + subframe_bytes(size) <= self.max_psdu[ac as usize]
                 && agg.ip_bytes + size as Bytes <= self.max_ip)
     }
 }
@@ -202,8 +236,6 @@ pub struct Bss {
     txq_spec: TxqSpec,
     depth: usize,
     window: u32,
-    /// SIFS + Block Ack after each PPDU (0 for the analytic MAC).
-    response: Nanos,
     error_rate: f64,
     retry_limit: u32,
     wmm: bool,
@@ -241,16 +273,13 @@ impl Bss {
         }
         let phy = spec.phy()?;
         let window = spec.ba_window.unwrap_or(phy.standard.ba_window());
-        let (mode, response) = match spec.mac {
-            MacMode::Edca => (Mode::Edca, SIFS + block_ack_time(window)),
-            MacMode::Analytic { t_oh, l_oh, rate } => (
-                Mode::Analytic {
-                    t_oh: t_oh.0,
-                    l_oh: l_oh.0,
-                    rate: rate.map_or(phy.rate(), |r| r.0),
-                },
-                0,
-            ),
+        let mode = match spec.mac {
+            MacMode::Edca => Mode::Edca,
+            MacMode::Analytic { t_oh, l_oh, rate } => Mode::Analytic {
+                t_oh: t_oh.0,
+                l_oh: l_oh.0,
+                rate: rate.map_or(phy.rate(), |r| r.0),
+            },
         };
         let nodes = stations as usize + 1;
         let depth = spec.hw_queue_depth as usize;
@@ -276,12 +305,12 @@ impl Bss {
                 spec.max_ampdu_len
                     .map_or(phy.standard.max_ampdu_len(), |s| s.0),
                 spec.airtime_cap.0,
-                response,
+                window,
+                spec.aggregate_vo,
             ),
             txq_spec: spec.txq.clone(),
             depth,
             window,
-            response,
             error_rate: spec.mpdu_error_rate,
             retry_limit: spec.retry_limit,
             wmm: spec.wmm,
@@ -489,7 +518,7 @@ impl Bss {
             e.spare.push(agg);
             return false;
         }
-        agg.airtime = framing.airtime(&agg);
+        agg.airtime = framing.airtime(&agg, e.backoff.ac);
         if e.hw.is_empty() {
             e.ready_at = now;
             if busy && framing.mode == Mode::Edca && e.backoff.slots == 0 {
@@ -551,15 +580,17 @@ impl Bss {
         if self.tx.is_empty() {
             return;
         }
-        let mut longest = 0;
+        let (mut longest, mut response) = (0, 0);
         for &ei in &self.tx {
             let e = &mut self.edcafs[ei];
             e.backoff.slots = 0;
             let head = &e.hw[0];
+            let ac_response = self.framing.response[e.backoff.ac as usize];
             longest = longest.max(head.airtime);
+            response = response.max(ac_response);
             let stats = &mut self.stats[e.node];
             stats.ppdus += 1;
-            stats.airtime += head.airtime + self.response;
+            stats.airtime += head.airtime + ac_response;
             if t >= self.record_from {
                 stats.ampdu_size.record(head.mpdus.len() as u64);
             }
@@ -570,7 +601,7 @@ impl Bss {
         let ppdu_end = t + longest;
         self.medium = Medium::Busy {
             ppdu_end,
-            end: ppdu_end + self.response,
+            end: ppdu_end + response,
             received: false,
             acked: false,
         };
@@ -698,7 +729,7 @@ impl Bss {
         if discarded {
             s.sync_receiver(out.delivered);
             agg.recount();
-            agg.airtime = framing.airtime(agg);
+            agg.airtime = framing.airtime(agg, e.backoff.ac);
         }
         if agg.mpdus.is_empty() {
             if let Some(mut empty) = e.hw.pop_front() {

@@ -65,6 +65,8 @@ pub const MPDU_OVERHEAD_BYTES: u32 = MAC_HEADER_BYTES + LLC_SNAP_BYTES + FCS_BYT
 /// Compressed Block Ack frame without its bitmap: frame control 2, duration 2, RA 6, TA 6,
 /// BA control 2, starting sequence control 2, FCS 4 (802.11-2020 clause 9, BlockAck frame).
 pub const BLOCK_ACK_FIXED_BYTES: u32 = 24;
+/// Ack frame: frame control 2, duration 2, RA 6, FCS 4 (802.11-2020 clause 9, Ack frame).
+pub const ACK_BYTES: u32 = 14;
 /// Non-HT rate of the Block Ack, Mbit/s: 24 Mbit/s, 16-QAM 1/2 (802.11-2020 clause 17,
 /// rate-dependent parameters).
 pub const BASIC_RATE_MBPS: u32 = 24;
@@ -377,11 +379,20 @@ pub fn block_ack_bitmap_bytes(window: u32) -> u32 {
     bytes
 }
 
+/// Duration of a control frame of `bytes` at the 24 Mbit/s basic rate (non-HT TXTIME).
+fn control_frame_time(bytes: u32) -> Nanos {
+    let symbols = (SERVICE_BITS + 8 * bytes as u64 + TAIL_BITS).div_ceil(BASIC_RATE_DBPS);
+    NON_HT_HEADER + symbols * LONG_SYMBOL
+}
+
 /// Duration of a compressed Block Ack for `window` MPDUs at the 24 Mbit/s basic rate.
 pub fn block_ack_time(window: u32) -> Nanos {
-    let frame = (BLOCK_ACK_FIXED_BYTES + block_ack_bitmap_bytes(window)) as u64;
-    let symbols = (SERVICE_BITS + 8 * frame + TAIL_BITS).div_ceil(BASIC_RATE_DBPS);
-    NON_HT_HEADER + symbols * LONG_SYMBOL
+    control_frame_time(BLOCK_ACK_FIXED_BYTES + block_ack_bitmap_bytes(window))
+}
+
+/// Duration of the Ack of a frame sent outside an A-MPDU, at the 24 Mbit/s basic rate.
+pub fn ack_time() -> Nanos {
+    control_frame_time(ACK_BYTES)
 }
 
 /// A named chipset: the hardware of the published studies.
@@ -607,6 +618,8 @@ mod tests {
     fn block_ack_durations() {
         // 64-MPDU window: 32-byte frame; 16 + 256 + 6 = 278 bits -> 3 symbols: 20 + 12 = 32 us.
         assert_eq!(block_ack_time(64), 32_000);
+        // Ack: 16 + 8 x 14 + 6 = 134 bits, 2 symbols of 96 bits: 20 + 2 x 4 = 28 us.
+        assert_eq!(ack_time(), 28_000);
         // 256: 32-byte bitmap, 56-byte frame; 470 bits -> 5 symbols: 40 us.
         assert_eq!(block_ack_time(256), 40_000);
         // 1024: 128-byte bitmap, 152-byte frame; 1238 bits -> 13 symbols: 72 us.

@@ -71,20 +71,25 @@ impl Sim {
     /// `n` packets of 1500 bytes from `from` to `to`, marked `dscp`, at the current time.
     fn send(&mut self, from: u16, to: u16, n: usize, dscp: u8) {
         for _ in 0..n {
-            let mut p = Packet::new(Kind::Data, from as u32, 0, 1500, self.now);
-            p.seq = self.seq[from as usize];
-            p.dscp = dscp;
-            p.truesize = self.truesize;
-            self.seq[from as usize] += 1;
-            let mut out = WifiOut {
-                delivered: &mut self.delivered,
-                completed: &mut self.completed,
-                dropped: &mut self.dropped,
-            };
-            if let Some(t) = self.bss.accept(p, from, to, self.now, &mut out) {
-                assert!(t >= self.now);
-                self.wakes.push(Reverse(t));
-            }
+            self.send_sized(from, to, 1500, dscp);
+        }
+    }
+
+    /// One packet of `size` bytes from `from` to `to`, marked `dscp`, at the current time.
+    fn send_sized(&mut self, from: u16, to: u16, size: u32, dscp: u8) {
+        let mut p = Packet::new(Kind::Data, from as u32, 0, size, self.now);
+        p.seq = self.seq[from as usize];
+        p.dscp = dscp;
+        p.truesize = self.truesize;
+        self.seq[from as usize] += 1;
+        let mut out = WifiOut {
+            delivered: &mut self.delivered,
+            completed: &mut self.completed,
+            dropped: &mut self.dropped,
+        };
+        if let Some(t) = self.bss.accept(p, from, to, self.now, &mut out) {
+            assert!(t >= self.now);
+            self.wakes.push(Reverse(t));
         }
     }
 
@@ -282,6 +287,56 @@ fn voice_uses_its_shorter_aifs_and_wmm_off_maps_everything_to_best_effort() {
     s.send(1, 0, 1, DSCP_EF);
     s.run_until(NSEC_PER_MSEC);
     assert_eq!((s.log[0].start, s.log[0].who[0].1), (43 * US, Ac::Be));
+}
+
+#[test]
+fn voice_frames_go_alone_with_an_ack_unless_voice_aggregates() {
+    // Ten EF packets at t = 0 on ath9k (HT). mac80211 opens no Block Ack session for VO: ten
+    // exchanges of one MPDU each. The first starts after AIFS[VO] = 34 us; the PSDU is the
+    // MPDU alone, 38 + 1500 = 1538 B (no delimiter): 16 + 12304 + 6 = 12326 bits / 1080 ->
+    // 12 symbols x 3.6 = 43.2 -> 44 us + 40 us preamble = 84 us; then SIFS + Ack (28 us).
+    let mut s = Sim::new(&spec("ath9k"), 1, 1);
+    s.send(1, 0, 10, DSCP_EF);
+    s.run_until(10 * NSEC_PER_MSEC);
+    assert_eq!(s.sizes(), vec![1; 10]);
+    assert_eq!(
+        (s.log[0].start, s.log[0].ppdu_end, s.log[0].end),
+        (34 * US, 118 * US, (118 + 16 + 28) * US)
+    );
+    assert!(s.log.iter().all(|x| x.end - x.ppdu_end == 44 * US));
+    // Airtime counts PPDU and response: 10 x (84 + 44) us.
+    assert_eq!(s.bss.stats().nodes[1].airtime, 10 * 128 * US);
+    // The delimiter matters where it crosses a symbol: an MPDU of 1616 B alone is 8 x 1616 +
+    // 22 = 12950 bits, 12 symbols (84 us); as a subframe, 1620 B, 12982 bits, 13 symbols
+    // (46.8 -> 48 us, 88 us).
+    let phy = spec("ath9k").phy().unwrap();
+    assert_eq!(
+        (phy.ppdu_time(1616), phy.ppdu_time(1620)),
+        (84 * US, 88 * US)
+    );
+    let mut s = Sim::new(&spec("ath9k"), 1, 1);
+    s.send_sized(1, 0, 1616 - 38, DSCP_EF);
+    s.send_sized(1, 0, 1616 - 38, 0);
+    s.run_until(10 * NSEC_PER_MSEC);
+    let airtimes: Vec<_> = s
+        .log
+        .iter()
+        .map(|x| (x.who[0].1, x.ppdu_end - x.start))
+        .collect();
+    assert_eq!(airtimes, vec![(Ac::Vo, 84 * US), (Ac::Be, 88 * US)]);
+    // With aggregate_vo: one A-MPDU of ten, Block Ack after it.
+    let mut s = Sim::new(
+        &WifiSpec {
+            aggregate_vo: true,
+            ..spec("ath9k")
+        },
+        1,
+        1,
+    );
+    s.send(1, 0, 10, DSCP_EF);
+    s.run_until(10 * NSEC_PER_MSEC);
+    assert_eq!(s.sizes(), vec![10]);
+    assert_eq!(s.log[0].end - s.log[0].ppdu_end, (16 + 32) * US);
 }
 
 #[test]
@@ -490,8 +545,8 @@ fn internal_collision_lets_the_higher_category_transmit() {
     // 2 draws its post-backoff at 175 us. From 175 us, BE counts from 175 + 43 and VO from
     // 175 + 34: with b_vo = b_be + 1 both reach zero at T = 209 + 9 b_vo us. VO transmits; BE
     // acts as if it had collided: CW 31, one retry, and a new draw d (fourth draw) at T. VO's
-    // exchange ends at T + 132 us, when VO draws its post-backoff; BE then transmits AIFS + d
-    // slots later.
+    // exchange (84 us PPDU, SIFS, 28 us Ack: VO is not aggregated) ends at T + 128 us, when VO
+    // draws its post-backoff; BE then transmits AIFS + d slots later.
     let (seed, b_vo, d) = (0..10_000)
         .find_map(|seed| {
             let mut r = mirror(seed);
@@ -508,7 +563,7 @@ fn internal_collision_lets_the_higher_category_transmit() {
         10 * NSEC_PER_MSEC,
     );
     let t = (209 + 9 * b_vo) * US;
-    let t_be = t + (132 + 43 + 9 * d) * US;
+    let t_be = t + (128 + 43 + 9 * d) * US;
     assert_eq!(
         s.starts(),
         vec![(43 * US, 2, Ac::Be), (t, 1, Ac::Vo), (t_be, 1, Ac::Be)]
@@ -904,13 +959,13 @@ fn codel_in_the_txq_drops_when_the_backlog_stands_above_target() {
 /// (PPDU, SIFS, Block Ack) of a voice aggregate fits 1.504 ms, of video 3.008 ms; best effort
 /// and background (TXOP limit 0: one exchange) are bounded by the airtime cap only. On ath10k
 /// (VHT80 2x2, 866.7 Mbit/s, A-MPDUs up to 1,048,575 B) all three bounds are below the length
-/// limit, so each one binds.
+/// limit, so each one binds (voice aggregates here as with `aggregate_vo`).
 #[test]
 fn txop_limits_bound_voice_and_video_aggregates() {
     let phy = spec("ath10k").phy().unwrap();
     let response = SIFS + block_ack_time(64);
     let cap = 4 * NSEC_PER_MSEC;
-    let f = Framing::new(phy, Mode::Edca, 1_048_575, cap, response);
+    let f = Framing::new(phy, Mode::Edca, 1_048_575, cap, 64, true);
     for (ac, limit) in [
         (Ac::Vo, 1_504_000),
         (Ac::Vi, 3_008_000),
