@@ -933,6 +933,7 @@ def result_document(
         "flows": flow_rows,
         "pings": [_ping_summary(p, warmup_ns) for p in pings],
         "queues": report["queues"],
+        "wifi": report["wifi"],
         "series": {
             "flows": [{"id": f.id, "name": f.name, **f.series} for f in flows],
             "pings": [
@@ -945,6 +946,7 @@ def result_document(
                 for p in pings
             ],
             "queues": report["queue_series"],
+            "wifi": report["wifi_series"],
         },
         "scenario": scenario,
         "emulator": {
@@ -1005,6 +1007,13 @@ ScenarioArg = Annotated[
 TestOpt = Annotated[
     str | None, typer.Option(help=f"Test for the options: {', '.join(scenarios.TESTS)} (tcp_upload).")
 ]
+PathOpt = Annotated[str | None, typer.Option("--path", help="Path preset: wired, wifi, hybrid or trace.")]
+ChipsetOpt = Annotated[
+    str | None,
+    typer.Option(help="Wi-Fi chipset preset: ath9k-htc, ath9k, ath10k-1x1, ath10k, qca9377, ax201."),
+]
+BackhaulOpt = Annotated[str | None, typer.Option(help="Wi-Fi path: AP <-> server wired rate.")]
+StationsOpt = Annotated[int | None, typer.Option(help="Wi-Fi path: number of stations.")]
 RateOpt = Annotated[str | None, typer.Option(help="Bottleneck rate, e.g. 50mbit.")]
 RttOpt = Annotated[str | None, typer.Option(help="Base round-trip time, e.g. 20ms.")]
 BufferOpt = Annotated[str | None, typer.Option(help="Bottleneck buffer: 100p, 64kb or 1bdp.")]
@@ -1029,6 +1038,10 @@ def scenario_from(
 def run_cmd(
     scenario_file: ScenarioArg = None,
     test: TestOpt = None,
+    path: PathOpt = None,
+    chipset: ChipsetOpt = None,
+    backhaul: BackhaulOpt = None,
+    stations: StationsOpt = None,
     rate: RateOpt = None,
     rtt: RttOpt = None,
     buffer: BufferOpt = None,
@@ -1052,6 +1065,10 @@ def run_cmd(
     """Run a scenario's traffic with the kernel's TCP through the emulated path."""
     with _cli().user_errors():
         options = {
+            "path_kind": path,
+            "chipset": chipset,
+            "backhaul": backhaul,
+            "stations": stations,
             "rate": rate,
             "rtt": rtt,
             "buffer": buffer,
@@ -1150,6 +1167,10 @@ def comparison_lines(row: dict[str, Any]) -> list[list[str]]:
 def validate_cmd(
     scenario_file: ScenarioArg = None,
     test: TestOpt = None,
+    path: PathOpt = None,
+    chipset: ChipsetOpt = None,
+    backhaul: BackhaulOpt = None,
+    stations: StationsOpt = None,
     rate: RateOpt = None,
     rtt: RttOpt = None,
     buffer: BufferOpt = None,
@@ -1168,6 +1189,10 @@ def validate_cmd(
     congestion control, and print them side by side."""
     with _cli().user_errors():
         options = {
+            "path_kind": path,
+            "chipset": chipset,
+            "backhaul": backhaul,
+            "stations": stations,
             "rate": rate,
             "rtt": rtt,
             "buffer": buffer,
