@@ -37,10 +37,12 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+import tomllib
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +50,7 @@ from typing import Annotated, Any
 
 import typer
 
-from wificc import api, scenarios
+from wificc import api, bpf, scenarios
 from wificc.result import FLOW_SERIES_COLUMNS, MODEL_FIELDS, Result
 
 # Environment variable naming the emulator binary (else target/{release,debug} or PATH).
@@ -119,6 +121,14 @@ RECORDING_NOTE = (
     "tsq_bytes is recorded as 0 and the TSQ summary fields as missing (not observable through TUN)"
 )
 CC_PARAMS_NOTE = "cc_params are not applied: the kernel's congestion-control parameters are module-wide"
+# Prefix of wificc's BPF congestion controls (bpf/): variant "wNAME" implements the simulator's
+# "NAME" (wbbr is bbr, wbbrp is bbrp, ...).
+BPF_PREFIX = "w"
+# Waits for its standard input to end, then unloads the BPF variants named on its command line:
+# what a run loaded is unloaded even when the run is killed (its end of the pipe closes then).
+UNLOAD_GUARD = "import sys; from wificc import bpf; sys.stdin.read(); bpf.unload(sys.argv[1:])"
+# Time the guard gets to unload (bpftool, and the kernel's asynchronous release).
+UNLOAD_TIMEOUT_S = 60.0
 
 app = typer.Typer(
     help="Real kernels over wificc's link models: network namespaces joined by TUN devices.",
@@ -251,8 +261,10 @@ class Emulator:
 
     def _start(self) -> None:
         fd, name = tempfile.mkstemp(prefix="wificc-emu-", suffix=".json")
+        # The emulator builds the path and the stack; it checks the flows as the simulator does.
+        flows = [{**f, "cc": simulator_cc(f["cc"])} for f in self.scenario.get("flows", [])]
         with os.fdopen(fd, "w") as f:
-            json.dump(self.scenario, f)
+            json.dump({**self.scenario, "flows": flows}, f)
         self._file = Path(name)
         command = [str(emulator_binary()), "run", name, "--tag", self.tag, "--stdin-control"]
         if self.spin_us is not None:
@@ -969,6 +981,63 @@ def result_document(
     }
 
 
+def simulator_cc(cc: str) -> str:
+    """The simulator's congestion control that kernel congestion control ``cc`` implements: the
+    BPF variant wNAME is NAME; any other name is its own."""
+    if cc.startswith(BPF_PREFIX) and cc in bpf.variants():
+        return cc.removeprefix(BPF_PREFIX)
+    return cc
+
+
+def validated(scenario: api.ScenarioLike) -> dict[str, Any]:
+    """The scenario with every default filled in, its flows on the kernel congestion controls it
+    names: a flow on a BPF variant (wbbr, ...) is checked as a flow on the simulator's
+    algorithm it implements, then runs on the variant."""
+    text, fmt = api.scenario_text(scenario)
+    try:
+        raw = json.loads(text) if fmt == "json" else tomllib.loads(text)
+    except ValueError as e:
+        raise ValueError(f"(scenario): {e}") from None
+    flows = raw.get("flows")
+    if not isinstance(flows, list):
+        return api.validate(raw)
+    kernel = [f.get("cc") if isinstance(f, dict) else None for f in flows]
+    renamed = [{**f, "cc": simulator_cc(cc)} if isinstance(cc, str) else f for f, cc in zip(flows, kernel, strict=True)]
+    normalised = api.validate({**raw, "flows": renamed})
+    for f, cc in zip(normalised["flows"], kernel, strict=True):
+        if isinstance(cc, str):
+            f["cc"] = cc
+    return normalised
+
+
+@contextmanager
+def bpf_variants_loaded(ccs: Iterable[str]) -> Iterator[list[str]]:
+    """Load the BPF variants among ``ccs`` that the kernel does not have yet, and unload them
+    when the block ends, however it ends; yields their names.
+
+    The unloading is done by a guard process in a session of its own that waits for its
+    standard input to end: when the block ends it is closed and waited for; if this process is
+    killed, the kernel closes it, and the guard still unloads.
+    """
+    wanted = sorted({cc for cc in ccs if simulator_cc(cc) != cc} - set(bpf.available()))
+    if not wanted:
+        yield []
+        return
+    guard = subprocess.Popen(
+        [sys.executable, "-c", UNLOAD_GUARD, *wanted], stdin=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        try:
+            bpf.load(wanted)
+        except bpf.BpfError as e:
+            raise OSError(f"loading {', '.join(wanted)}: {e}") from None
+        yield wanted
+    finally:
+        assert guard.stdin is not None
+        guard.stdin.close()
+        guard.wait(UNLOAD_TIMEOUT_S)
+
+
 def run_emulated(
     scenario: api.ScenarioLike,
     *,
@@ -976,12 +1045,18 @@ def run_emulated(
     spin_us: int | None = None,
     rt_priority: int | None = None,
 ) -> Result:
-    """Run a scenario through the emulator with the kernel's TCP; the simulator's result format."""
+    """Run a scenario through the emulator with the kernel's TCP; the simulator's result format.
+
+    A flow may name any congestion control of the kernel, or one of wificc's BPF variants
+    (wbbr, wbbrp, ...): those not loaded yet are loaded for the run and unloaded after it."""
     reason = unavailable()
     if reason is not None:
         raise OSError(f"emulator unavailable: {reason}")
-    normalised = api.validate(scenario)
-    with Emulator(normalised, tag=tag, spin_us=spin_us, rt_priority=rt_priority) as emu:
+    normalised = validated(scenario)
+    with (
+        bpf_variants_loaded(f["cc"] for f in normalised["flows"]),
+        Emulator(normalised, tag=tag, spin_us=spin_us, rt_priority=rt_priority) as emu,
+    ):
         flows, pings, wall_s = run_traffic(normalised, emu)
         report = emu.stop()
     return Result.from_json(json.dumps(result_document(normalised, emu, flows, pings, report, wall_s)))
@@ -1177,7 +1252,9 @@ def validate_cmd(
     qdisc: QdiscOpt = None,
     cc: Annotated[
         list[str] | None,
-        typer.Option("--cc", help=f"Congestion controls to compare (default {', '.join(VALIDATE_CCS)})."),
+        typer.Option(
+            "--cc", help=f"Congestion controls to compare (default {', '.join(VALIDATE_CCS)}); wbbr, ... BPF."
+        ),
     ] = None,
     length: LengthOpt = None,
     delay: DelayOpt = None,
@@ -1186,7 +1263,8 @@ def validate_cmd(
     ] = None,
 ) -> None:
     """Run a scenario in the simulator and with the kernel's TCP through the emulator, per
-    congestion control, and print them side by side."""
+    congestion control, and print them side by side (a BPF variant, e.g. wbbr, runs in the
+    kernel against the simulator's algorithm it implements, bbr)."""
     with _cli().user_errors():
         options = {
             "path_kind": path,
@@ -1200,13 +1278,12 @@ def validate_cmd(
             "length": length,
             "delay": delay,
         }
-        base = api.validate(scenario_from(scenario_file, test, options))
+        base = validated(scenario_from(scenario_file, test, options))
         rows = []
         notes: dict[str, None] = {}
         for name in cc or VALIDATE_CCS:
-            scenario = with_cc(base, name)
-            sim = api.run(scenario)
-            kernel = run_emulated(scenario)
+            sim = api.run(with_cc(base, simulator_cc(name)))
+            kernel = run_emulated(with_cc(base, name))
             rows.append(compare_row(name, sim, kernel))
             notes.update(dict.fromkeys(kernel.raw["emulator"]["notes"]))
             if out is not None:
