@@ -4,21 +4,25 @@
 The emulator (``crates/wificc-emu``, a Rust binary) puts the server and each client of a
 scenario's path in a network namespace of its own, joined to the emulator through a TUN device,
 and carries every packet across the same link models the simulator builds for the scenario
-(wired: NICs, the bottleneck's rate, delay, qdisc and buffer; trace: Mahimahi-style trace links),
-driven by the wall clock. This module runs the scenario's traffic over it with the kernel's own
-TCP: for each flow, a bulk sender and a receiver (Python sockets created inside the namespaces,
-``TCP_CONGESTION`` set per socket, so any congestion control the kernel has, BPF ones
-included); for each ping, ICMP echo requests (a raw socket; the server's kernel answers) or UDP
-echoes (a small responder), at the scenario's interval, timed by the kernel's receive
-timestamps. Every STEP it reads each sender's ``tcp_info`` (cwnd, ssthresh, smoothed RTT,
-pacing and delivery rate, packets in flight, retransmissions) and, for BBR, its model
-(``TCP_CC_INFO``: bandwidth, min RTT, gains). The result has the simulator's format
-(:class:`wificc.result.Result`: the same summaries, series and Parquet files), so the two can be
-compared row by row; the summary also carries the emulator's delivery lateness.
+(wired: NICs, the bottleneck's rate, delay, qdisc and buffer; trace: Mahimahi-style trace links;
+Wi-Fi: the server's NIC, the backhaul and the BSS of the AP and its stations, with A-MPDU
+aggregation), driven by the wall clock. This module runs the scenario's traffic over it with the
+kernel's own TCP: for each flow, a bulk sender and a receiver (Python sockets created inside the
+namespaces, ``TCP_CONGESTION`` set per socket, so any congestion control the kernel has, BPF ones
+included: wificc's variants ``wbbr``, ... are loaded for the run when the kernel does not have
+them, and unloaded after it, :func:`bpf_variants_loaded`); for each ping, ICMP echo requests (a
+raw socket; the server's kernel answers) or UDP echoes (a small responder), at the scenario's
+interval, timed by the kernel's receive timestamps. Every STEP it reads each sender's
+``tcp_info`` (cwnd, ssthresh, smoothed RTT, pacing and delivery rate, packets in flight,
+retransmissions) and, for BBR, its model (``TCP_CC_INFO``: bandwidth, min RTT, gains). The
+result has the simulator's format (:class:`wificc.result.Result`: the same summaries, series and
+Parquet files), so the two can be compared row by row (on a Wi-Fi path, the per-node A-MPDU
+figures too); the summary also carries the emulator's delivery lateness.
 
 Fidelity notes, also printed with every run: the TUN driver frees a sent packet's buffer as soon
 as it is queued for the emulator, so TCP Small Queues never holds the sender back (``tsq_bytes``
-is recorded as 0, the TSQ summary fields as missing); the TCP handshake happens before a flow's
+is recorded as 0, the TSQ summary fields as missing; on a Wi-Fi path an upload's aggregation then
+depends only on what the kernel hands over); the TCP handshake happens before a flow's
 start; a flow stops writing at its stop time and its last unsent bytes (at most
 ``TCP_NOTSENT_LOWAT``, about 50 ms of the path's rate) still leave; congestion-control
 parameters are module-wide in the kernel and are not applied.
@@ -1188,18 +1192,20 @@ def with_cc(scenario: dict[str, Any], cc: str) -> dict[str, Any]:
 
 
 def compare_row(cc: str, sim: Result, kernel: Result) -> dict[str, Any]:
-    """Goodput, ping percentiles, retransmissions and mean cwnd of both runs (first flow and
-    first ping; goodput summed over the flows)."""
+    """Goodput, ping percentiles, retransmissions, mean cwnd and, on a Wi-Fi path, the AP's mean
+    A-MPDU size of both runs (first flow and first ping; goodput summed over the flows)."""
 
     def pick(result: Result) -> dict[str, Any]:
         raw = result.raw
         flows, ping = raw["flows"], (raw["pings"] or [{}])[0]
+        ap = next((w for w in raw.get("wifi") or [] if w["node"] == 0), {})
         return {
             "goodput_bps": raw["summary"]["total_goodput_bps"],
             "ping_p50_ms": ping.get("rtt_p50_ms"),
             "ping_p90_ms": ping.get("rtt_p90_ms"),
             "retrans": sum(f["retrans"] for f in flows),
             "cwnd_mean": sum(f["cwnd_mean"] for f in flows) / max(len(flows), 1),
+            "ap_ampdu_mean": ap.get("ampdu_mean"),
         }
 
     a, b = pick(sim), pick(kernel)
@@ -1220,6 +1226,7 @@ def comparison_lines(row: dict[str, Any]) -> list[list[str]]:
             _cli()._ms(row[f"{side}_ping_p90_ms"]),
             str(row[f"{side}_retrans"]),
             f"{row[f'{side}_cwnd_mean']:.1f}",
+            _cli()._num(row[f"{side}_ap_ampdu_mean"]),
         ]
 
     def change(key: str) -> str:
@@ -1231,6 +1238,7 @@ def comparison_lines(row: dict[str, Any]) -> list[list[str]]:
         *(change(k) for k in keys),
         f"{row['kernel_retrans'] - row['sim_retrans']:+d}",
         change("cwnd_mean"),
+        change("ap_ampdu_mean"),
     ]
     return [
         [row["cc"], "simulator", *run("sim")],
@@ -1293,7 +1301,7 @@ def validate_cmd(
             _cli().write_csv(out / "comparison.csv", rows)
     table = _cli()._table(
         "simulator and kernel",
-        ["cc", "run", "goodput Mbit/s", "ping p50 ms", "ping p90 ms", "retrans", "mean cwnd"],
+        ["cc", "run", "goodput Mbit/s", "ping p50 ms", "ping p90 ms", "retrans", "mean cwnd", "AP A-MPDU"],
         [line for r in rows for line in comparison_lines(r)],
     )
     _cli().out_console.print(table)

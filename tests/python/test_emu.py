@@ -78,21 +78,29 @@ def test_rates_tags_and_sizes():
 
 def test_comparison_lines_show_both_runs_and_their_difference():
     class Fake:
-        def __init__(self, goodput, p50, retrans, cwnd):
+        def __init__(self, goodput, p50, retrans, cwnd, ampdu=None):
             self.raw = {
                 "summary": {"total_goodput_bps": goodput},
                 "flows": [{"retrans": retrans, "cwnd_mean": cwnd}],
                 "pings": [{"rtt_p50_ms": p50, "rtt_p90_ms": p50 + 1}],
             }
+            if ampdu is not None:
+                self.raw["wifi"] = [{"node": 1, "ampdu_mean": 2.0}, {"node": 0, "ampdu_mean": ampdu}]
 
     row = emu.compare_row("cubic", Fake(40e6, 20.0, 5, 100.0), Fake(44e6, 23.0, 7, 90.0))
     assert (row["sim_retrans"], row["kernel_retrans"]) == (5, 7)
     assert (row["sim_cwnd_mean"], row["kernel_cwnd_mean"]) == (100.0, 90.0)
     sim, kernel, difference = emu.comparison_lines(row)
-    assert sim == ["cubic", "simulator", "40.00", "20.0", "21.0", "5", "100.0"]
-    assert kernel == ["", "kernel", "44.00", "23.0", "24.0", "7", "90.0"]
-    # (44 - 40) / 40 = 10%; (23 - 20) / 20 = 15%; (24 - 21) / 21 = 14.3%; 7 - 5; (90 - 100) / 100.
-    assert difference == ["", "kernel - simulator", "10.0%", "15.0%", "14.3%", "+2", "-10.0%"]
+    assert sim == ["cubic", "simulator", "40.00", "20.0", "21.0", "5", "100.0", "-"]
+    assert kernel == ["", "kernel", "44.00", "23.0", "24.0", "7", "90.0", "-"]
+    # (44 - 40) / 40 = 10%; (23 - 20) / 20 = 15%; (24 - 21) / 21 = 14.3%; 7 - 5; (90 - 100) / 100;
+    # no Wi-Fi.
+    assert difference == ["", "kernel - simulator", "10.0%", "15.0%", "14.3%", "+2", "-10.0%", "-"]
+    # On a Wi-Fi path the AP's (node 0) mean A-MPDU size: (27 - 30) / 30 = -10%.
+    row = emu.compare_row("cubic", Fake(40e6, 20.0, 5, 100.0, 30.0), Fake(44e6, 23.0, 7, 90.0, 27.0))
+    assert (row["sim_ap_ampdu_mean"], row["kernel_ap_ampdu_mean"]) == (30.0, 27.0)
+    sim, kernel, difference = emu.comparison_lines(row)
+    assert (sim[-1], kernel[-1], difference[-1]) == ("30.0", "27.0", "-10.0%")
 
 
 def test_bpf_variants_are_checked_as_the_simulators_algorithm_and_run_as_themselves():
