@@ -987,10 +987,14 @@ def result_document(
 
 def simulator_cc(cc: str) -> str:
     """The simulator's congestion control that kernel congestion control ``cc`` implements: the
-    BPF variant wNAME is NAME; any other name is its own."""
-    if cc.startswith(BPF_PREFIX) and cc in bpf.variants():
-        return cc.removeprefix(BPF_PREFIX)
-    return cc
+    BPF variant wNAME is NAME; any other name is its own (all are, without the BPF sources)."""
+    if not cc.startswith(BPF_PREFIX):
+        return cc
+    try:
+        variants = bpf.variants()
+    except bpf.BpfError:
+        return cc
+    return cc.removeprefix(BPF_PREFIX) if cc in variants else cc
 
 
 def validated(scenario: api.ScenarioLike) -> dict[str, Any]:

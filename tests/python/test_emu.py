@@ -103,12 +103,16 @@ def test_comparison_lines_show_both_runs_and_their_difference():
     assert (sim[-1], kernel[-1], difference[-1]) == ("30.0", "27.0", "-10.0%")
 
 
-def test_bpf_variants_are_checked_as_the_simulators_algorithm_and_run_as_themselves():
+def test_bpf_variants_are_checked_as_the_simulators_algorithm_and_run_as_themselves(monkeypatch, tmp_path):
     assert [emu.simulator_cc(cc) for cc in ("wbbr", "wbbrp", "wbbrn", "wbbr_apg", "wbbr_pg")] == [
         "bbr", "bbrp", "bbrn", "bbr_apg", "bbr_pg",
     ]  # fmt: skip
-    # Names that are not variants are their own, even with the prefix.
+    # Names that are not variants are their own, even with the prefix; without the BPF sources
+    # every name is.
     assert [emu.simulator_cc(cc) for cc in ("cubic", "westwood", "wbbr2")] == ["cubic", "westwood", "wbbr2"]
+    monkeypatch.setenv("WIFICC_BPF_DIR", str(tmp_path))
+    assert emu.simulator_cc("wbbr") == "wbbr"
+    monkeypatch.delenv("WIFICC_BPF_DIR")
     toml = '[path]\nkind = "wired"\nrate = "10mbit"\nrtt = "20ms"\n[[flows]]\ncc = "wbbrp"\n[[flows]]\ncc = "cubic"\n'
     normalised = emu.validated(toml)
     assert [f["cc"] for f in normalised["flows"]] == ["wbbrp", "cubic"]

@@ -9,9 +9,8 @@ skipped with the reason otherwise. The whole file takes about four minutes (seve
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from test_emu import bpf_left, run_tag
 from wificc import bpf, emu, scenarios
 from wificc.result import Result
 
@@ -28,15 +27,7 @@ MAX_GOODPUT_BPS = 50e6 * 1448 / 1538
 # Issue 6: BPF bbr against the kernel's bbr on the same emulated path.
 GOODPUT_TOLERANCE = 0.05
 PING_TOLERANCE = 0.10
-# Time the kernel takes to free an unregistered struct_ops map (after an RCU grace period).
-RELEASE_S = 5.0
-
 _results: dict[str, Result] = {}
-
-
-def run_tag() -> str:
-    """A run tag of these tests: 'e' and five characters of a fresh tag (pid and counter)."""
-    return "e" + emu.new_tag()[-5:]
 
 
 def upload(cc: str) -> Result:
@@ -45,16 +36,6 @@ def upload(cc: str) -> Result:
         "tcp_upload", rate="50mbit", rtt="20ms", buffer="1bdp", qdisc="pfifo", cc=[cc], length="30s", delay="0s"
     )
     return emu.run_emulated(scenario, tag=run_tag())
-
-
-def gone(name: str) -> bool:
-    """Nothing of ``name`` is left: not available, not registered, no pins, no struct_ops map."""
-    deadline = time.monotonic() + RELEASE_S
-    while name in bpf.available() or bpf.registered(name) is not None or bpf.pin_dir(name).exists():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +58,7 @@ def test_variant_loads_carries_a_30s_flow_through_the_emulator_and_unloads(built
     assert flow["goodput_bps"] >= 0.90 * MAX_GOODPUT_BPS, flow["goodput_bps"] / MAX_GOODPUT_BPS
     assert flow["goodput_bps"] <= MAX_GOODPUT_BPS * 1.001
     # The run loaded it, so the run unloaded it.
-    assert gone(name)
+    assert bpf_left(name) == []
 
 
 def assert_alike(name: str, result: Result, reference: str, base: Result) -> None:
@@ -107,4 +88,4 @@ def test_wbbr_behaves_as_the_kernels_bbr_and_wbbrp_at_pace_5_as_wbbr(built):
         bpf.unload(["wbbrp"])
     assert wbbrp.flows.iloc[0]["cc"] == "wbbrp"
     assert_alike("wbbrp bbrp_pace=5", wbbrp, "wbbr", wbbr)
-    assert gone("wbbrp")
+    assert bpf_left("wbbrp") == []
