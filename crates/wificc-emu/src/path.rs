@@ -21,11 +21,11 @@
 //! when the receiver takes the intact MPDUs, the end of a Block Ack) and ignores those that
 //! turned stale, as in the simulator, so the path keeps every instant it asked for in a small
 //! heap. The path keeps the pending events in arrays and [`EmuPath::advance`] handles every
-//! event due by a given time, earliest first, each at its own scheduled time. A packet that leaves its last link is handed to the
-//! [`Sink`] with the time it is due at its host; a packet a queue or a loss process drops is
-//! handed back too, so the owner can free its bytes. Nothing here reads a clock: the real-time
-//! loop ([`crate::emulator`]) decides when to call, which is what makes this part testable
-//! against hand-computed times.
+//! event due by a given time, earliest first, each at its own scheduled time. A packet that
+//! leaves its last link is handed to the [`Sink`] with the time it is due at its host; a packet
+//! a queue or a loss process drops is handed back too, so the owner can free its bytes. Nothing
+//! here reads a clock: the real-time loop ([`crate::emulator`]) decides when to call, which is
+//! what makes this part testable against hand-computed times.
 //!
 //! [`Link`]: wificc_core::net::link::Link
 //! [`TraceLink`]: wificc_core::net::trace::TraceLink
@@ -173,9 +173,8 @@ impl EmuPath {
     /// arrival at the end of a last hop, or, on a last hop without delay, the end of a
     /// transmission or a delivery opportunity, or any wake-up of a BSS that is a last hop (the
     /// end of a PPDU delivers; the path does not tell it from the other wake-ups). Other events
-    /// only move packets between links;
-    /// handling them late changes nothing, since each is handled at its scheduled time before
-    /// anything later.
+    /// only move packets between links; handling them late changes nothing, since each is
+    /// handled at its scheduled time before anything later.
     pub fn next_delivery(&self) -> Option<Nanos> {
         let links = self.world.links.iter().enumerate().flat_map(|(l, link)| {
             let tx = (self.link_delivers[l] && link.delay == 0).then_some(self.tx_at[l]);
