@@ -4,21 +4,25 @@
 The emulator (``crates/wificc-emu``, a Rust binary) puts the server and each client of a
 scenario's path in a network namespace of its own, joined to the emulator through a TUN device,
 and carries every packet across the same link models the simulator builds for the scenario
-(wired: NICs, the bottleneck's rate, delay, qdisc and buffer; trace: Mahimahi-style trace links),
-driven by the wall clock. This module runs the scenario's traffic over it with the kernel's own
-TCP: for each flow, a bulk sender and a receiver (Python sockets created inside the namespaces,
-``TCP_CONGESTION`` set per socket, so any congestion control the kernel has, BPF ones
-included); for each ping, ICMP echo requests (a raw socket; the server's kernel answers) or UDP
-echoes (a small responder), at the scenario's interval, timed by the kernel's receive
-timestamps. Every STEP it reads each sender's ``tcp_info`` (cwnd, ssthresh, smoothed RTT,
-pacing and delivery rate, packets in flight, retransmissions) and, for BBR, its model
-(``TCP_CC_INFO``: bandwidth, min RTT, gains). The result has the simulator's format
-(:class:`wificc.result.Result`: the same summaries, series and Parquet files), so the two can be
-compared row by row; the summary also carries the emulator's delivery lateness.
+(wired: NICs, the bottleneck's rate, delay, qdisc and buffer; trace: Mahimahi-style trace links;
+Wi-Fi: the server's NIC, the backhaul and the BSS of the AP and its stations, with A-MPDU
+aggregation), driven by the wall clock. This module runs the scenario's traffic over it with the
+kernel's own TCP: for each flow, a bulk sender and a receiver (Python sockets created inside the
+namespaces, ``TCP_CONGESTION`` set per socket, so any congestion control the kernel has, BPF ones
+included: wificc's variants ``wbbr``, ... are loaded for the run when the kernel does not have
+them, and unloaded after it, :func:`bpf_variants_loaded`); for each ping, ICMP echo requests (a
+raw socket; the server's kernel answers) or UDP echoes (a small responder), at the scenario's
+interval, timed by the kernel's receive timestamps. Every STEP it reads each sender's
+``tcp_info`` (cwnd, ssthresh, smoothed RTT, pacing and delivery rate, packets in flight,
+retransmissions) and, for BBR, its model (``TCP_CC_INFO``: bandwidth, min RTT, gains). The
+result has the simulator's format (:class:`wificc.result.Result`: the same summaries, series and
+Parquet files), so the two can be compared row by row (on a Wi-Fi path, the per-node A-MPDU
+figures too); the summary also carries the emulator's delivery lateness.
 
 Fidelity notes, also printed with every run: the TUN driver frees a sent packet's buffer as soon
 as it is queued for the emulator, so TCP Small Queues never holds the sender back (``tsq_bytes``
-is recorded as 0, the TSQ summary fields as missing); the TCP handshake happens before a flow's
+is recorded as 0, the TSQ summary fields as missing; on a Wi-Fi path an upload's aggregation then
+depends only on what the kernel hands over); the TCP handshake happens before a flow's
 start; a flow stops writing at its stop time and its last unsent bytes (at most
 ``TCP_NOTSENT_LOWAT``, about 50 ms of the path's rate) still leave; congestion-control
 parameters are module-wide in the kernel and are not applied.
@@ -37,10 +41,12 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+import tomllib
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +54,7 @@ from typing import Annotated, Any
 
 import typer
 
-from wificc import api, scenarios
+from wificc import api, bpf, scenarios
 from wificc.result import FLOW_SERIES_COLUMNS, MODEL_FIELDS, Result
 
 # Environment variable naming the emulator binary (else target/{release,debug} or PATH).
@@ -119,6 +125,14 @@ RECORDING_NOTE = (
     "tsq_bytes is recorded as 0 and the TSQ summary fields as missing (not observable through TUN)"
 )
 CC_PARAMS_NOTE = "cc_params are not applied: the kernel's congestion-control parameters are module-wide"
+# Prefix of wificc's BPF congestion controls (bpf/): variant "wNAME" implements the simulator's
+# "NAME" (wbbr is bbr, wbbrp is bbrp, ...).
+BPF_PREFIX = "w"
+# Waits for its standard input to end, then unloads the BPF variants named on its command line:
+# what a run loaded is unloaded even when the run is killed (its end of the pipe closes then).
+UNLOAD_GUARD = "import sys; from wificc import bpf; sys.stdin.read(); bpf.unload(sys.argv[1:])"
+# Time the guard gets to unload (bpftool, and the kernel's asynchronous release).
+UNLOAD_TIMEOUT_S = 60.0
 
 app = typer.Typer(
     help="Real kernels over wificc's link models: network namespaces joined by TUN devices.",
@@ -251,8 +265,10 @@ class Emulator:
 
     def _start(self) -> None:
         fd, name = tempfile.mkstemp(prefix="wificc-emu-", suffix=".json")
+        # The emulator builds the path and the stack; it checks the flows as the simulator does.
+        flows = [{**f, "cc": simulator_cc(f["cc"])} for f in self.scenario.get("flows", [])]
         with os.fdopen(fd, "w") as f:
-            json.dump(self.scenario, f)
+            json.dump({**self.scenario, "flows": flows}, f)
         self._file = Path(name)
         command = [str(emulator_binary()), "run", name, "--tag", self.tag, "--stdin-control"]
         if self.spin_us is not None:
@@ -933,6 +949,7 @@ def result_document(
         "flows": flow_rows,
         "pings": [_ping_summary(p, warmup_ns) for p in pings],
         "queues": report["queues"],
+        "wifi": report["wifi"],
         "series": {
             "flows": [{"id": f.id, "name": f.name, **f.series} for f in flows],
             "pings": [
@@ -945,6 +962,7 @@ def result_document(
                 for p in pings
             ],
             "queues": report["queue_series"],
+            "wifi": report["wifi_series"],
         },
         "scenario": scenario,
         "emulator": {
@@ -967,6 +985,67 @@ def result_document(
     }
 
 
+def simulator_cc(cc: str) -> str:
+    """The simulator's congestion control that kernel congestion control ``cc`` implements: the
+    BPF variant wNAME is NAME; any other name is its own (all are, without the BPF sources)."""
+    if not cc.startswith(BPF_PREFIX):
+        return cc
+    try:
+        variants = bpf.variants()
+    except bpf.BpfError:
+        return cc
+    return cc.removeprefix(BPF_PREFIX) if cc in variants else cc
+
+
+def validated(scenario: api.ScenarioLike) -> dict[str, Any]:
+    """The scenario with every default filled in, its flows on the kernel congestion controls it
+    names: a flow on a BPF variant (wbbr, ...) is checked as a flow on the simulator's
+    algorithm it implements, then runs on the variant."""
+    text, fmt = api.scenario_text(scenario)
+    try:
+        raw = json.loads(text) if fmt == "json" else tomllib.loads(text)
+    except ValueError as e:
+        raise ValueError(f"(scenario): {e}") from None
+    flows = raw.get("flows")
+    if not isinstance(flows, list):
+        return api.validate(raw)
+    kernel = [f.get("cc") if isinstance(f, dict) else None for f in flows]
+    renamed = [{**f, "cc": simulator_cc(cc)} if isinstance(cc, str) else f for f, cc in zip(flows, kernel, strict=True)]
+    normalised = api.validate({**raw, "flows": renamed})
+    for f, cc in zip(normalised["flows"], kernel, strict=True):
+        if isinstance(cc, str):
+            f["cc"] = cc
+    return normalised
+
+
+@contextmanager
+def bpf_variants_loaded(ccs: Iterable[str]) -> Iterator[list[str]]:
+    """Load the BPF variants among ``ccs`` that the kernel does not have yet, and unload them
+    when the block ends, however it ends; yields their names.
+
+    The unloading is done by a guard process in a session of its own that waits for its
+    standard input to end: when the block ends it is closed and waited for; if this process is
+    killed, the kernel closes it, and the guard still unloads.
+    """
+    wanted = sorted({cc for cc in ccs if simulator_cc(cc) != cc} - set(bpf.available()))
+    if not wanted:
+        yield []
+        return
+    guard = subprocess.Popen(
+        [sys.executable, "-c", UNLOAD_GUARD, *wanted], stdin=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        try:
+            bpf.load(wanted)
+        except bpf.BpfError as e:
+            raise OSError(f"loading {', '.join(wanted)}: {e}") from None
+        yield wanted
+    finally:
+        assert guard.stdin is not None
+        guard.stdin.close()
+        guard.wait(UNLOAD_TIMEOUT_S)
+
+
 def run_emulated(
     scenario: api.ScenarioLike,
     *,
@@ -974,12 +1053,18 @@ def run_emulated(
     spin_us: int | None = None,
     rt_priority: int | None = None,
 ) -> Result:
-    """Run a scenario through the emulator with the kernel's TCP; the simulator's result format."""
+    """Run a scenario through the emulator with the kernel's TCP; the simulator's result format.
+
+    A flow may name any congestion control of the kernel, or one of wificc's BPF variants
+    (wbbr, wbbrp, ...): those not loaded yet are loaded for the run and unloaded after it."""
     reason = unavailable()
     if reason is not None:
         raise OSError(f"emulator unavailable: {reason}")
-    normalised = api.validate(scenario)
-    with Emulator(normalised, tag=tag, spin_us=spin_us, rt_priority=rt_priority) as emu:
+    normalised = validated(scenario)
+    with (
+        bpf_variants_loaded(f["cc"] for f in normalised["flows"]),
+        Emulator(normalised, tag=tag, spin_us=spin_us, rt_priority=rt_priority) as emu,
+    ):
         flows, pings, wall_s = run_traffic(normalised, emu)
         report = emu.stop()
     return Result.from_json(json.dumps(result_document(normalised, emu, flows, pings, report, wall_s)))
@@ -1005,6 +1090,13 @@ ScenarioArg = Annotated[
 TestOpt = Annotated[
     str | None, typer.Option(help=f"Test for the options: {', '.join(scenarios.TESTS)} (tcp_upload).")
 ]
+PathOpt = Annotated[str | None, typer.Option("--path", help="Path preset: wired, wifi, hybrid or trace.")]
+ChipsetOpt = Annotated[
+    str | None,
+    typer.Option(help="Wi-Fi chipset preset: ath9k-htc, ath9k, ath10k-1x1, ath10k, qca9377, ax201."),
+]
+BackhaulOpt = Annotated[str | None, typer.Option(help="Wi-Fi path: AP <-> server wired rate.")]
+StationsOpt = Annotated[int | None, typer.Option(help="Wi-Fi path: number of stations.")]
 RateOpt = Annotated[str | None, typer.Option(help="Bottleneck rate, e.g. 50mbit.")]
 RttOpt = Annotated[str | None, typer.Option(help="Base round-trip time, e.g. 20ms.")]
 BufferOpt = Annotated[str | None, typer.Option(help="Bottleneck buffer: 100p, 64kb or 1bdp.")]
@@ -1029,6 +1121,10 @@ def scenario_from(
 def run_cmd(
     scenario_file: ScenarioArg = None,
     test: TestOpt = None,
+    path: PathOpt = None,
+    chipset: ChipsetOpt = None,
+    backhaul: BackhaulOpt = None,
+    stations: StationsOpt = None,
     rate: RateOpt = None,
     rtt: RttOpt = None,
     buffer: BufferOpt = None,
@@ -1052,6 +1148,10 @@ def run_cmd(
     """Run a scenario's traffic with the kernel's TCP through the emulated path."""
     with _cli().user_errors():
         options = {
+            "path_kind": path,
+            "chipset": chipset,
+            "backhaul": backhaul,
+            "stations": stations,
             "rate": rate,
             "rtt": rtt,
             "buffer": buffer,
@@ -1096,18 +1196,20 @@ def with_cc(scenario: dict[str, Any], cc: str) -> dict[str, Any]:
 
 
 def compare_row(cc: str, sim: Result, kernel: Result) -> dict[str, Any]:
-    """Goodput, ping percentiles, retransmissions and mean cwnd of both runs (first flow and
-    first ping; goodput summed over the flows)."""
+    """Goodput, ping percentiles, retransmissions, mean cwnd and, on a Wi-Fi path, the AP's mean
+    A-MPDU size of both runs (first flow and first ping; goodput summed over the flows)."""
 
     def pick(result: Result) -> dict[str, Any]:
         raw = result.raw
         flows, ping = raw["flows"], (raw["pings"] or [{}])[0]
+        ap = next((w for w in raw.get("wifi") or [] if w["node"] == 0), {})
         return {
             "goodput_bps": raw["summary"]["total_goodput_bps"],
             "ping_p50_ms": ping.get("rtt_p50_ms"),
             "ping_p90_ms": ping.get("rtt_p90_ms"),
             "retrans": sum(f["retrans"] for f in flows),
             "cwnd_mean": sum(f["cwnd_mean"] for f in flows) / max(len(flows), 1),
+            "ap_ampdu_mean": ap.get("ampdu_mean"),
         }
 
     a, b = pick(sim), pick(kernel)
@@ -1128,6 +1230,7 @@ def comparison_lines(row: dict[str, Any]) -> list[list[str]]:
             _cli()._ms(row[f"{side}_ping_p90_ms"]),
             str(row[f"{side}_retrans"]),
             f"{row[f'{side}_cwnd_mean']:.1f}",
+            _cli()._num(row[f"{side}_ap_ampdu_mean"]),
         ]
 
     def change(key: str) -> str:
@@ -1139,6 +1242,7 @@ def comparison_lines(row: dict[str, Any]) -> list[list[str]]:
         *(change(k) for k in keys),
         f"{row['kernel_retrans'] - row['sim_retrans']:+d}",
         change("cwnd_mean"),
+        change("ap_ampdu_mean"),
     ]
     return [
         [row["cc"], "simulator", *run("sim")],
@@ -1150,13 +1254,19 @@ def comparison_lines(row: dict[str, Any]) -> list[list[str]]:
 def validate_cmd(
     scenario_file: ScenarioArg = None,
     test: TestOpt = None,
+    path: PathOpt = None,
+    chipset: ChipsetOpt = None,
+    backhaul: BackhaulOpt = None,
+    stations: StationsOpt = None,
     rate: RateOpt = None,
     rtt: RttOpt = None,
     buffer: BufferOpt = None,
     qdisc: QdiscOpt = None,
     cc: Annotated[
         list[str] | None,
-        typer.Option("--cc", help=f"Congestion controls to compare (default {', '.join(VALIDATE_CCS)})."),
+        typer.Option(
+            "--cc", help=f"Congestion controls to compare (default {', '.join(VALIDATE_CCS)}); wbbr, ... BPF."
+        ),
     ] = None,
     length: LengthOpt = None,
     delay: DelayOpt = None,
@@ -1165,9 +1275,14 @@ def validate_cmd(
     ] = None,
 ) -> None:
     """Run a scenario in the simulator and with the kernel's TCP through the emulator, per
-    congestion control, and print them side by side."""
+    congestion control, and print them side by side (a BPF variant, e.g. wbbr, runs in the
+    kernel against the simulator's algorithm it implements, bbr)."""
     with _cli().user_errors():
         options = {
+            "path_kind": path,
+            "chipset": chipset,
+            "backhaul": backhaul,
+            "stations": stations,
             "rate": rate,
             "rtt": rtt,
             "buffer": buffer,
@@ -1175,13 +1290,12 @@ def validate_cmd(
             "length": length,
             "delay": delay,
         }
-        base = api.validate(scenario_from(scenario_file, test, options))
+        base = validated(scenario_from(scenario_file, test, options))
         rows = []
         notes: dict[str, None] = {}
         for name in cc or VALIDATE_CCS:
-            scenario = with_cc(base, name)
-            sim = api.run(scenario)
-            kernel = run_emulated(scenario)
+            sim = api.run(with_cc(base, simulator_cc(name)))
+            kernel = run_emulated(with_cc(base, name))
             rows.append(compare_row(name, sim, kernel))
             notes.update(dict.fromkeys(kernel.raw["emulator"]["notes"]))
             if out is not None:
@@ -1191,7 +1305,7 @@ def validate_cmd(
             _cli().write_csv(out / "comparison.csv", rows)
     table = _cli()._table(
         "simulator and kernel",
-        ["cc", "run", "goodput Mbit/s", "ping p50 ms", "ping p90 ms", "retrans", "mean cwnd"],
+        ["cc", "run", "goodput Mbit/s", "ping p50 ms", "ping p90 ms", "retrans", "mean cwnd", "AP A-MPDU"],
         [line for r in rows for line in comparison_lines(r)],
     )
     _cli().out_console.print(table)

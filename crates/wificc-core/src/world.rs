@@ -591,6 +591,14 @@ impl World {
                 flow.series.record(now, goodput_bps, &flow.sender);
             }
         }
+        self.sample_wifi(now);
+        self.sample_queues(now);
+    }
+
+    /// Append each Wi-Fi node's A-MPDU sizes, airtime, collisions, retries and backlog over
+    /// the step ending at `now` to its BSS's series.
+    pub fn sample_wifi(&mut self, now: Nanos) {
+        let step = self.step;
         for w in &mut self.bsses {
             let nodes = w.bss.stats().nodes;
             for (n, (cur, prev)) in nodes.iter().zip(&w.last).enumerate() {
@@ -611,7 +619,6 @@ impl World {
             }
             w.last = nodes;
         }
-        self.sample_queues(now);
     }
 
     /// The end of the warm-up for the queues: link utilisation, trace deliveries and Wi-Fi

@@ -10,15 +10,17 @@
 //!
 //! The run prints one JSON line when the network is ready ([`Ready`]: the namespaces, their
 //! addresses, the clock origin, what is not reproduced) and one when it stops ([`Report`]:
-//! delivery lateness, packet counters, and queue summaries and series in the simulator's
-//! format).
+//! delivery lateness, packet counters, and queue and Wi-Fi summaries and series in the
+//! simulator's format).
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::net::Ipv4Addr;
 
 use serde::Serialize;
-use wificc_core::metrics::results::{QueueSeries, QueueSummary, SeriesOf};
+use wificc_core::metrics::results::{
+    QueueSeries, QueueSummary, SeriesOf, WifiNodeSummary, WifiSeries,
+};
 use wificc_core::net::packet::{Ecn, Packet};
 use wificc_core::scenario::Scenario;
 use wificc_core::units::{secs, Nanos, NSEC_PER_USEC};
@@ -133,6 +135,9 @@ pub struct Report {
     pub tcp_drops: Vec<TcpDrops>,
     pub queues: Vec<QueueSummary>,
     pub queue_series: Vec<SeriesOf<QueueSeries>>,
+    /// Per-node Wi-Fi summaries (A-MPDU sizes at the AP and the stations), empty without a BSS.
+    pub wifi: Vec<WifiNodeSummary>,
+    pub wifi_series: Vec<SeriesOf<WifiSeries>>,
 }
 
 /// Writes due packets to their hosts and measures how late they are.
@@ -221,7 +226,7 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
                 addr: host.addr.to_string(),
             })
             .collect(),
-        notes: network.notes.clone(),
+        notes: network.notes.iter().cloned().chain(path.notes()).collect(),
     };
     writeln!(out, "{}", serde_json::to_string(&ready)?)?;
     out.flush()?;
@@ -230,6 +235,7 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
     let (stopped_by, lateness, packets, drops, end) = result?;
     removed?;
     let (queues, queue_series) = path.queue_results(end);
+    let (wifi, wifi_series) = path.wifi_results(end);
     let (cpu_s, preempted) = own_usage();
     let report = Report {
         event: "stats",
@@ -253,6 +259,8 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
             .collect(),
         queues,
         queue_series,
+        wifi,
+        wifi_series,
     };
     writeln!(out, "{}", serde_json::to_string(&report)?)?;
     out.flush()?;

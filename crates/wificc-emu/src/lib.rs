@@ -1,18 +1,20 @@
 //! wificc-emu: wificc-core's link models applied to real packets, driven by the wall clock.
 //!
-//! **What it builds.** One network namespace per host of a scenario's wired path (the server
-//! and each client), each with a loopback and one TUN device, in the spirit of Mahimahi
-//! (Netravali et al., "Mahimahi: Accurate Record-and-Replay for HTTP", USENIX ATC 2015), which
-//! also shells traffic through TUN devices. The emulator process stays in the root namespace and
-//! holds the file descriptor of every TUN device: a packet a host's kernel sends leaves through
-//! its TUN device and is read here; it then crosses the same [`wificc_core::net::link::Link`]s
-//! the simulator builds for the scenario ([`wificc_core::scenario::wired_links`]: the client's
+//! **What it builds.** One network namespace per host of a scenario's path (the server and each
+//! client or Wi-Fi station), each with a loopback and one TUN device, in the spirit of Mahimahi
+//! (Netravali et al., "Mahimahi: Accurate Record-and-Replay for HTTP", USENIX ATC 2015), which also
+//! shells traffic through TUN devices. The emulator process stays in the root namespace and holds
+//! the file descriptor of every TUN device: a packet a host's kernel sends leaves through its TUN
+//! device and is read here; it then crosses the same [`wificc_core::net::link::Link`]s the
+//! simulator builds for the scenario ([`wificc_core::scenario::build_network`]; wired: the client's
 //! NIC, the bottleneck with its qdisc and buffer, half the base RTT of propagation each way, the
-//! server's NIC) and is written into the destination host's TUN device when the model says it
-//! arrives. The kernels in the namespaces run real TCP (any congestion control they have,
-//! including BPF ones) over that path; nothing else can reach it, and nothing in it reaches
-//! anything else, because the namespaces hold no other device and no route beyond the
-//! emulated network (198.18.0.0/15, the benchmarking range of RFC 2544).
+//! server's NIC; trace: Mahimahi-style trace links; Wi-Fi: the server's NIC, the backhaul and the
+//! [`wificc_core::net::wifi::Bss`] of the AP and its stations, so a download is aggregated into
+//! A-MPDUs at the AP from whatever its TXQ holds) and is written into the destination host's TUN
+//! device when the model says it arrives. The kernels in the namespaces run real TCP (any
+//! congestion control they have, including BPF ones) over that path; nothing else can reach it, and
+//! nothing in it reaches anything else, because the namespaces hold no other device and no route
+//! beyond the emulated network (198.18.0.0/15, the benchmarking range of RFC 2544).
 //!
 //! **Time.** The links take explicit times: a packet read from a TUN device is accepted at the
 //! instant it was read; the end of a transmission and the arrival of a packet at the end of the
@@ -27,10 +29,13 @@
 //! **What a TUN device cannot reproduce.** The TUN driver frees ("orphans") a sent packet's
 //! socket buffer as soon as the packet is queued for the reader, so the sender's TCP Small
 //! Queues budget is released at once: TSQ and the pacing shift of the scenario's stack are not
-//! reproduced at the sender (the simulator models them; the emulator reports it). Linux stack
-//! settings that have a per-namespace or per-route form (ECN, initial cwnd, RTO floor, delayed
-//! ACK, output-bytes limit, pacing ratios, minimum TSO segments, fq pacing) are applied in the
-//! namespaces ([`netns`]).
+//! reproduced at the sender (the simulator models them; the emulator reports it). On a Wi-Fi
+//! path this matters for uploads: the station's radio aggregates whatever its kernel hands
+//! over at once, where the simulator's TSQ would hold the sender back (the run's notes say so);
+//! downloads reach the AP through the backhaul and aggregate there as in the simulator. Linux
+//! stack settings that have a per-namespace or per-route form (ECN, initial cwnd, RTO floor,
+//! delayed ACK, output-bytes limit, pacing ratios, minimum TSO segments, fq pacing) are applied
+//! in the namespaces ([`netns`]).
 //!
 //! **Clean-up.** Namespaces are created through `ip netns` and removed when the run ends,
 //! fails or is interrupted (SIGINT, SIGTERM, SIGHUP, the parent's death, or end of its standard

@@ -4,7 +4,7 @@
 //! wificc-emu run SCENARIO [--tag TAG] [--spin-us N] [--rt-priority N] [--stdin-control]
 //! wificc-emu cleanup [--prefix wcc-...]
 //! ```
-//! `run` builds the namespaces of the scenario's wired path (TOML, or JSON for a `.json`
+//! `run` builds the namespaces of the scenario's path (TOML, or JSON for a `.json`
 //! file), prints a JSON "ready" line, forwards packets until SIGINT/SIGTERM/SIGHUP (or, with
 //! `--stdin-control`, until standard input delivers a line or ends), then removes the
 //! namespaces and prints a JSON "stats" line. `cleanup` removes what a killed run left. Exit
@@ -22,8 +22,8 @@ const USAGE: &str = "usage:
   wificc-emu run SCENARIO [--tag TAG] [--spin-us N] [--rt-priority N] [--stdin-control]
   wificc-emu cleanup [--prefix PREFIX]
 
-run      emulate the scenario's wired path between network namespaces until SIGINT/SIGTERM
-         (or, with --stdin-control, until standard input gives a line or ends)
+run      emulate the scenario's path (wired, trace or wifi) between network namespaces until
+         SIGINT/SIGTERM (or, with --stdin-control, until standard input gives a line or ends)
          --tag TAG          names are wcc-TAG-s (server), wcc-TAG-c<i> (clients); default
                             from the process id; 1 to 6 lowercase letters or digits
          --spin-us N        spin this long before each delivery instead of sleeping (default 30)

@@ -5,34 +5,52 @@
 //! live in a wificc-core [`World`] built by [`build_network`], exactly as for a simulation
 //! (wired: each client's NIC, the bottleneck and its reverse with the scenario's qdisc, buffer,
 //! loss and half the base RTT each; trace: Mahimahi-style trace links with their queues, delays
-//! and losses), and the world keeps their queue series and summaries. Only the world's links are
-//! used: the TCP endpoints and pings are the real ones in the namespaces. A route is the
-//! simulator's hop list from one host to another followed by the destination host: client c
-//! to the server through `up[c]`, the server to client c through `down[c]`.
+//! and losses; Wi-Fi: the BSS of the AP and its stations, the wired backhaul between the AP and
+//! the server and the server's NIC), and the world keeps their queue series, Wi-Fi series and
+//! summaries. Only the world's links are used: the TCP endpoints and pings are the real ones in
+//! the namespaces. A route is the simulator's hop list from one host to another followed by the
+//! destination host: client c to the server through `up[c]`, the server to client c through
+//! `down[c]`. On the Wi-Fi path client c is station c + 1: a download crosses the server's NIC,
+//! the backhaul and the AP's radio (its TXQ, hardware queue, EDCA contention and A-MPDU
+//! aggregation), an upload the station's radio and the backhaul.
 //!
 //! A wired link keeps at most two pending events, the end of the current transmission and the
 //! arrival of the head of its delay line ([`Link`]); a trace link the next delivery
-//! opportunity it needs and the head arrival of its delay line ([`TraceLink`]). The path keeps
-//! them in arrays and [`EmuPath::advance`] handles every event due by a given time, earliest
-//! first, each at its own scheduled time. A packet that leaves its last link is handed to the
-//! [`Sink`] with the time it is due at its host; a packet a queue or a loss process drops is
-//! handed back too, so the owner can free its bytes. Nothing here reads a clock: the real-time
-//! loop ([`crate::emulator`]) decides when to call, which is what makes this part testable
-//! against hand-computed times.
+//! opportunity it needs and the head arrival of its delay line ([`TraceLink`]). A BSS asks
+//! for wake-ups ([`Bss::accept`], [`Bss::wake`]: a backoff reaching zero, the end of a PPDU,
+//! when the receiver takes the intact MPDUs, the end of a Block Ack) and ignores those that
+//! turned stale, as in the simulator, so the path keeps every instant it asked for in a small
+//! heap. The path keeps the pending events in arrays and [`EmuPath::advance`] handles every
+//! event due by a given time, earliest first, each at its own scheduled time. A packet that
+//! leaves its last link is handed to the [`Sink`] with the time it is due at its host; a packet
+//! a queue or a loss process drops is handed back too, so the owner can free its bytes. Nothing
+//! here reads a clock: the real-time loop ([`crate::emulator`]) decides when to call, which is
+//! what makes this part testable against hand-computed times.
 //!
 //! [`Link`]: wificc_core::net::link::Link
 //! [`TraceLink`]: wificc_core::net::trace::TraceLink
+//! [`Bss::accept`]: wificc_core::net::wifi::Bss::accept
+//! [`Bss::wake`]: wificc_core::net::wifi::Bss::wake
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
-use wificc_core::metrics::results::{QueueSeries, QueueSummary, SeriesOf};
+use wificc_core::metrics::results::{
+    QueueSeries, QueueSummary, SeriesOf, WifiNodeSummary, WifiSeries,
+};
 use wificc_core::net::packet::Packet;
+use wificc_core::net::wifi::WifiOut;
 use wificc_core::scenario::{build_network, Scenario, ScenarioError};
 use wificc_core::units::Nanos;
 use wificc_core::world::{Hop, World};
 
 /// The server's host number; client c is host c + 1.
 pub const SERVER: usize = 0;
+
+/// What a Wi-Fi path adds to the notes of a run.
+pub const WIFI_UPLOAD_NOTE: &str = "path.kind = wifi: uploads cross the station's radio, but \
+     the sender's TSQ is not reproduced through TUN, so upload aggregation depends only on what \
+     the kernel hands over at once (downloads aggregate at the AP as in the simulator)";
 
 /// Where the packets that leave the path go.
 pub trait Sink {
@@ -53,6 +71,8 @@ enum Due {
     Opportunity(usize),
     /// Trace link: the head of the delay line arrives.
     TraceArrival(usize),
+    /// BSS: a wake-up it asked for.
+    WifiWake(usize),
 }
 
 /// A route: links, then the destination host.
@@ -67,6 +87,8 @@ pub struct EmuPath {
     link_arrival_at: Vec<Option<Nanos>>,
     opportunity_at: Vec<Option<Nanos>>,
     trace_arrival_at: Vec<Option<Nanos>>,
+    /// Every wake-up each BSS asked for and has not had yet.
+    wifi_wakes: Vec<BinaryHeap<Reverse<Nanos>>>,
     routes: Vec<Route>,
     /// Route index by (from host, to host).
     route_of: Vec<Vec<Option<u32>>>,
@@ -74,8 +96,12 @@ pub struct EmuPath {
     /// host, at their own time, so the real-time loop must not be late for them.
     link_delivers: Vec<bool>,
     trace_delivers: Vec<bool>,
+    wifi_delivers: Vec<bool>,
     dropped: Vec<Packet>,
     arrived: VecDeque<Packet>,
+    /// TX completions a BSS reports for the senders' TCP Small Queues: there is no simulated
+    /// sender to tell (the kernels' TSQ is released by the TUN driver), so they are discarded.
+    completed: Vec<(u32, u32)>,
 }
 
 impl EmuPath {
@@ -101,10 +127,12 @@ impl EmuPath {
         }
         let mut link_delivers = vec![false; world.links.len()];
         let mut trace_delivers = vec![false; world.traces.len()];
+        let mut wifi_delivers = vec![false; world.bsses.len()];
         for route in &routes {
             match route.hops.last() {
                 Some(&Hop::Link(l)) => link_delivers[l as usize] = true,
                 Some(&Hop::Trace(x)) => trace_delivers[x as usize] = true,
+                Some(&Hop::Wifi { bss, .. }) => wifi_delivers[bss as usize] = true,
                 _ => {}
             }
         }
@@ -113,13 +141,16 @@ impl EmuPath {
             link_arrival_at: vec![None; world.links.len()],
             opportunity_at: vec![None; world.traces.len()],
             trace_arrival_at: vec![None; world.traces.len()],
+            wifi_wakes: vec![BinaryHeap::new(); world.bsses.len()],
             world,
             routes,
             route_of,
             link_delivers,
             trace_delivers,
+            wifi_delivers,
             dropped: Vec::new(),
             arrived: VecDeque::new(),
+            completed: Vec::new(),
         })
     }
 
@@ -140,9 +171,10 @@ impl EmuPath {
 
     /// The earliest pending event that may hand a packet to a host at its own time: the
     /// arrival at the end of a last hop, or, on a last hop without delay, the end of a
-    /// transmission or a delivery opportunity. Other events only move packets between links;
-    /// handling them late changes nothing, since each is handled at its scheduled time before
-    /// anything later.
+    /// transmission or a delivery opportunity, or any wake-up of a BSS that is a last hop (the
+    /// end of a PPDU delivers; the path does not tell it from the other wake-ups). Other events
+    /// only move packets between links; handling them late changes nothing, since each is
+    /// handled at its scheduled time before anything later.
     pub fn next_delivery(&self) -> Option<Nanos> {
         let links = self.world.links.iter().enumerate().flat_map(|(l, link)| {
             let tx = (self.link_delivers[l] && link.delay == 0).then_some(self.tx_at[l]);
@@ -159,7 +191,13 @@ impl EmuPath {
                 opportunity.flatten(),
             ]
         });
-        links.chain(traces).flatten().min()
+        let wifi = self
+            .wifi_wakes
+            .iter()
+            .zip(&self.wifi_delivers)
+            .filter(|&(_, &delivers)| delivers)
+            .map(|(wakes, _)| wakes.peek().map(|w| w.0));
+        links.chain(traces).chain(wifi).flatten().min()
     }
 
     fn earliest(&self) -> Option<(Nanos, Due)> {
@@ -175,6 +213,12 @@ impl EmuPath {
             .chain(pending(&self.link_arrival_at, Due::LinkArrival))
             .chain(pending(&self.opportunity_at, Due::Opportunity))
             .chain(pending(&self.trace_arrival_at, Due::TraceArrival))
+            .chain(
+                self.wifi_wakes
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(b, wakes)| wakes.peek().map(|w| (w.0, Due::WifiWake(b)))),
+            )
             .min_by_key(|&(t, _)| t)
     }
 
@@ -215,6 +259,23 @@ impl EmuPath {
                     self.trace_arrival_at[x] = self.world.traces[x].arrive(t, &mut arrived);
                     self.forward_arrived(&mut arrived, t, sink);
                 }
+                Due::WifiWake(b) => {
+                    let wakes = &mut self.wifi_wakes[b];
+                    while wakes.peek() == Some(&Reverse(t)) {
+                        wakes.pop();
+                    }
+                    let mut arrived = std::mem::take(&mut self.arrived);
+                    let mut out = WifiOut {
+                        delivered: &mut arrived,
+                        completed: &mut self.completed,
+                        dropped: &mut self.dropped,
+                    };
+                    if let Some(next) = self.world.bsses[b].bss.wake(t, &mut out) {
+                        self.wifi_wakes[b].push(Reverse(next));
+                    }
+                    self.completed.clear();
+                    self.forward_arrived(&mut arrived, t, sink);
+                }
             }
             self.flush_drops(sink);
         }
@@ -246,6 +307,20 @@ impl EmuPath {
                 let x = x as usize;
                 let wake = self.world.traces[x].accept(pkt, now, &mut self.dropped);
                 self.arm_trace(x, wake.opportunity, wake.arrival);
+            }
+            Some(&Hop::Wifi { bss, from, to }) => {
+                let b = bss as usize;
+                // A packet entering a TXQ is not delivered anywhere yet: `received` stays empty.
+                let mut received = VecDeque::new();
+                let mut out = WifiOut {
+                    delivered: &mut received,
+                    completed: &mut self.completed,
+                    dropped: &mut self.dropped,
+                };
+                if let Some(t) = self.world.bsses[b].bss.accept(pkt, from, to, now, &mut out) {
+                    self.wifi_wakes[b].push(Reverse(t));
+                }
+                self.completed.clear();
             }
             Some(_) | None => sink.deliver(route.to, pkt, now),
         }
@@ -281,15 +356,44 @@ impl EmuPath {
         self.world.queues_end_warmup();
     }
 
-    /// Append the backlog of every reported queue at model time `t` to its series.
+    /// Append the backlog of every reported queue, and the Wi-Fi nodes' figures over the step,
+    /// at model time `t` to their series.
     pub fn sample(&mut self, t: Nanos) {
         self.world.sample_queues(t);
+        self.world.sample_wifi(t);
     }
 
     /// Summaries over [warm-up, `end`] and series of the reported queues, as the simulator
     /// reports them.
     pub fn queue_results(&self, end: Nanos) -> (Vec<QueueSummary>, Vec<SeriesOf<QueueSeries>>) {
         self.world.queue_results(end)
+    }
+
+    /// Per-node Wi-Fi summaries over [warm-up, `end`] (PPDUs, A-MPDU sizes, airtime,
+    /// collisions, retries, drops) and series, as the simulator reports them; empty without
+    /// a BSS.
+    pub fn wifi_results(&self, end: Nanos) -> (Vec<WifiNodeSummary>, Vec<SeriesOf<WifiSeries>>) {
+        let series = self
+            .world
+            .bsses
+            .iter()
+            .enumerate()
+            .map(|(b, w)| SeriesOf {
+                id: b as u32,
+                name: w.name.clone(),
+                series: w.series.clone(),
+            })
+            .collect();
+        (self.world.wifi_summaries(end), series)
+    }
+
+    /// What the path cannot reproduce with real senders, as sentences (empty for wired and
+    /// trace paths).
+    pub fn notes(&self) -> Vec<String> {
+        if self.world.bsses.is_empty() {
+            return Vec::new();
+        }
+        vec![WIFI_UPLOAD_NOTE.to_string()]
     }
 }
 
@@ -298,6 +402,7 @@ mod tests {
     use super::*;
     use wificc_core::net::packet::Kind;
     use wificc_core::scenario::Format;
+    use wificc_core::sim::Rng;
 
     #[derive(Default)]
     struct Collect {
@@ -449,5 +554,105 @@ mod tests {
         let (queues, _) = p.queue_results(10_000_000);
         assert_eq!(queues[0].name, "uplink");
         assert_eq!(queues[0].tx_packets, 2);
+    }
+
+    /// One ath9k station, 2 ms base RTT over the default 10 Gbit/s backhaul and server NIC.
+    fn wifi(seed: u64) -> EmuPath {
+        let s = Scenario::parse(
+            &format!(
+                r#"{{"seed": {seed}, "path": {{"kind": "wifi", "rtt": "2ms",
+                     "radio": {{"chipset": "ath9k"}}}}}}"#
+            ),
+            Format::Json,
+        )
+        .unwrap();
+        EmuPath::from_scenario(&s).unwrap()
+    }
+
+    /// The backoff the AP draws after its first exchange: the BSS's stream (stream 500 of the
+    /// seed, as the simulator's builder seeds it) first gives two 32-bit words to the TXQs'
+    /// hash seed, then the post-backoff, uniform in [0, CWmin(BE) = 15].
+    fn first_backoff(seed: u64) -> u64 {
+        let mut r = Rng::new(seed, 500);
+        r.next_u32();
+        r.next_u32();
+        r.range_u64(0, 15)
+    }
+
+    #[test]
+    fn a_download_crosses_the_aps_radio_at_the_times_the_bss_computes() {
+        // ath9k: HT40, 2 streams, MCS7, short GI: 2 x 108 x 6 x 5/6 = 1080 data bits per
+        // 3.6 us symbol; preamble 20 + 8 + 4 + 2 x 4 = 40 us. One 1500-byte datagram is a
+        // 4 + 26 + 8 + 1500 + 4 = 1542-byte PSDU: 16 + 8 x 1542 + 6 = 12358 bits, 12 symbols,
+        // 43.2 us, rounded up to whole 4 us symbols (short GI): 44 us; PPDU 84 us. Block Ack
+        // (24 + 8 bytes at 24 Mbit/s): 20 + 3 x 4 = 32 us after SIFS 16 us. AIFS[BE] = 16 +
+        // 3 x 9 = 43 us.
+        //
+        // Two datagrams read from the server at t = 0 leave its NIC at 1231 and 2462 ns, the
+        // backhaul at 2462 and 3693 ns, and reach the AP 1 ms later: 1 002 462, 1 003 693.
+        // #0 finds the medium idle for longer than AIFS and no backoff pending: its PPDU
+        // starts at once and the station has it at 1 002 462 + 84 000 = 1 086 462; the
+        // exchange ends at 1 086 462 + 16 000 + 32 000 = 1 134 462. #1 waits in the hardware
+        // queue; after the Block Ack the AP draws a backoff of b slots, so #1's PPDU starts
+        // AIFS + b x 9 us after 1 134 462 and arrives 84 us later.
+        for seed in [1, 2, 3] {
+            let mut p = wifi(seed);
+            let mut out = Collect::default();
+            for slot in 0..2 {
+                let pk = pkt(&p, SERVER, 1, 1500, slot);
+                p.inject(pk, 0, &mut out);
+            }
+            assert_eq!(p.next_event(), Some(1231));
+            assert_eq!(p.next_delivery(), None, "nothing has reached the AP");
+            p.advance(1_002_462, &mut out);
+            // The AP runs at once; the first thing that may deliver is its next wake-up.
+            assert_eq!(p.next_delivery(), Some(1_002_462 + 84_000));
+            p.advance(10_000_000, &mut out);
+            let b = first_backoff(seed);
+            let second = 1_134_462 + 43_000 + b * 9_000 + 84_000;
+            assert_eq!(
+                out.delivered,
+                [(1, 0, 1_086_462), (1, 1, second)],
+                "seed {seed}, backoff {b}"
+            );
+            assert_eq!(p.next_event(), None);
+            let (nodes, series) = p.wifi_results(10_000_000);
+            let ap = &nodes[0];
+            assert_eq!(
+                (ap.name.as_str(), ap.ppdus, ap.ampdu_mean),
+                ("wifi-ap", 2, Some(1.0))
+            );
+            assert_eq!((nodes[1].name.as_str(), nodes[1].ppdus), ("wifi-sta1", 0));
+            assert_eq!(series.len(), 1);
+        }
+        // Seeds 1 to 3 draw different backoffs, so the test sees the stream.
+        let draws: Vec<u64> = [1, 2, 3].into_iter().map(first_backoff).collect();
+        assert!(draws[0] != draws[1] || draws[1] != draws[2], "{draws:?}");
+    }
+
+    #[test]
+    fn an_upload_crosses_the_stations_radio_then_the_backhaul() {
+        // A 1500-byte datagram read from the station at t = 0: the medium has been idle for
+        // AIFS at 43 us, the PPDU ends at 127 us, the backhaul takes 1231 ns and 1 ms of
+        // propagation: due at the server at 1 128 231 ns.
+        let mut p = wifi(1);
+        let mut out = Collect::default();
+        let pk = pkt(&p, 1, SERVER, 1500, 4);
+        p.inject(pk, 0, &mut out);
+        p.advance(2_000_000, &mut out);
+        assert_eq!(out.delivered, [(SERVER, 4, 1_128_231)]);
+        // Sampled at 1 ms: one PPDU of one MPDU from the station in that step.
+        let mut p = wifi(1);
+        let pk = pkt(&p, 1, SERVER, 1500, 4);
+        p.inject(pk, 0, &mut out);
+        p.advance(1_000_000, &mut out);
+        p.sample(1_000_000);
+        let (nodes, series) = p.wifi_results(1_000_000);
+        assert_eq!((nodes[1].ppdus, nodes[1].ampdu_mean), (1, Some(1.0)));
+        let s = &series[0].series;
+        assert_eq!((s.node.clone(), s.ampdu_mean[1]), (vec![0, 1], 1.0));
+        assert!(s.ampdu_mean[0].is_nan(), "the AP sent nothing");
+        assert_eq!(p.notes(), [WIFI_UPLOAD_NOTE]);
+        assert!(wired().notes().is_empty());
     }
 }
