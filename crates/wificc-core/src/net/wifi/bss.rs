@@ -648,7 +648,7 @@ impl Bss {
         };
         if let Some(s) = e.sessions[agg.dest].as_deref_mut() {
             let mut discarded = false;
-            for mut m in agg.mpdus.drain(..) {
+            for m in agg.mpdus.iter_mut() {
                 if m.ok {
                     s.settle(m.seq);
                     complete(out.completed, &m.pkt);
@@ -656,10 +656,10 @@ impl Bss {
                     stats.bytes_acked += m.pkt.size as Bytes;
                     continue;
                 }
-                if count_failure(&mut m, limit, s, stats, out) {
+                if count_failure(m, limit, s, stats, out) {
                     discarded = true;
                 } else {
-                    s.requeue(m);
+                    s.requeue(*m);
                     e.backlog += 1;
                 }
             }
