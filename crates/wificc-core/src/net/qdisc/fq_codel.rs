@@ -214,6 +214,29 @@ impl FqCodel {
         flow.cvars.count = flow.cvars.count.wrapping_add(n);
         n as u64
     }
+
+    /// The DRR passes over an old list whose flows have all spent their deficit, computed
+    /// rather than cycled. With a quantum small against the packets (mac80211's 300 bytes for
+    /// 1514-byte frames) the round robin passes over every flow several times, adding a
+    /// quantum to each, before any can send. A flow with deficit `d <= 0` turns positive after
+    /// `r = -d / quantum + 1` quanta; while no flow is positive every visit adds a quantum and
+    /// moves the flow to the tail, so the fewest `r` over the list are whole passes that leave
+    /// the order as it was and add `r * quantum` to every deficit.
+    fn skip_spent_rounds(&mut self) {
+        let quantum = self.params.quantum as i64;
+        let mut rounds = i64::MAX;
+        for &i in &self.old_flows {
+            let deficit = self.flows[i].deficit;
+            if deficit > 0 {
+                return;
+            }
+            rounds = rounds.min(-deficit / quantum + 1);
+        }
+        let add = rounds * quantum;
+        for &i in &self.old_flows {
+            self.flows[i].deficit += add;
+        }
+    }
 }
 
 impl Qdisc for FqCodel {
@@ -243,12 +266,17 @@ impl Qdisc for FqCodel {
     }
 
     fn dequeue(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Packet> {
+        let mut skipped = false;
         loop {
             let (from_new, idx) = match (self.new_flows.front(), self.old_flows.front()) {
                 (Some(&i), _) => (true, i),
                 (None, Some(&i)) => (false, i),
                 (None, None) => return None,
             };
+            if !from_new && !skipped && self.flows[idx].deficit <= 0 {
+                skipped = true;
+                self.skip_spent_rounds();
+            }
             let list = if from_new {
                 &mut self.new_flows
             } else {
@@ -426,6 +454,155 @@ mod tests {
                 * size
         };
         assert_eq!((bytes(1, 1500), bytes(2, 500)), (28_500, 27_500));
+    }
+
+    /// The deficit round robin written out the obvious way, one quantum per visit: flow
+    /// queues by bucket, a new and an old list, the rules of the module comment. CoDel is
+    /// left out; the packets compared against it are dequeued at the instant they were
+    /// enqueued, so CoDel never drops.
+    struct PlainDrr {
+        quantum: i64,
+        queues: Vec<VecDeque<Packet>>,
+        deficit: Vec<i64>,
+        listed: Vec<bool>,
+        new_flows: VecDeque<usize>,
+        old_flows: VecDeque<usize>,
+    }
+
+    impl PlainDrr {
+        fn new(flows: usize, quantum: u32) -> Self {
+            PlainDrr {
+                quantum: quantum as i64,
+                queues: vec![VecDeque::new(); flows],
+                deficit: vec![0; flows],
+                listed: vec![false; flows],
+                new_flows: VecDeque::new(),
+                old_flows: VecDeque::new(),
+            }
+        }
+
+        fn enqueue(&mut self, bucket: usize, pkt: Packet) {
+            self.queues[bucket].push_back(pkt);
+            if !self.listed[bucket] {
+                self.listed[bucket] = true;
+                self.deficit[bucket] = self.quantum;
+                self.new_flows.push_back(bucket);
+            }
+        }
+
+        fn dequeue(&mut self) -> Option<Packet> {
+            loop {
+                let from_new = !self.new_flows.is_empty();
+                let list = if from_new {
+                    &mut self.new_flows
+                } else {
+                    &mut self.old_flows
+                };
+                let i = *list.front()?;
+                if self.deficit[i] <= 0 {
+                    self.deficit[i] += self.quantum;
+                    list.pop_front();
+                    self.old_flows.push_back(i);
+                    continue;
+                }
+                if let Some(pkt) = self.queues[i].pop_front() {
+                    self.deficit[i] -= pkt.size as i64;
+                    return Some(pkt);
+                }
+                list.pop_front();
+                if from_new && !self.old_flows.is_empty() {
+                    self.old_flows.push_back(i);
+                } else {
+                    self.listed[i] = false;
+                }
+            }
+        }
+    }
+
+    /// Feed the same operations to fq_codel and to [`PlainDrr`]: `ops` are (flow, size) to
+    /// enqueue, or a dequeue where the flow is `None`. Both must hand out the same packets.
+    fn assert_same_order_as_plain_drr(quantum: u32, ops: &[(Option<u32>, u32)]) {
+        let mut p = FqCodelParams::new(1500);
+        p.quantum = quantum;
+        let mut q = fq(p);
+        let mut plain = PlainDrr::new(p.flows as usize, quantum);
+        let mut dropped = Vec::new();
+        for (n, &(flow, size)) in ops.iter().enumerate() {
+            match flow {
+                Some(f) => {
+                    let pk = fp(f, n as u64, size, 0);
+                    plain.enqueue(q.bucket(&pk), pk);
+                    q.enqueue(pk, 0, &mut dropped);
+                }
+                None => {
+                    let (got, want) = (q.dequeue(0, &mut dropped), plain.dequeue());
+                    assert_eq!(
+                        got.map(|p| p.seq),
+                        want.map(|p| p.seq),
+                        "quantum {quantum}, operation {n}"
+                    );
+                }
+            }
+        }
+        loop {
+            let (got, want) = (q.dequeue(0, &mut dropped), plain.dequeue());
+            assert_eq!(got.map(|p| p.seq), want.map(|p| p.seq), "quantum {quantum}");
+            if want.is_none() {
+                break;
+            }
+        }
+        assert!(dropped.is_empty());
+    }
+
+    #[test]
+    fn computed_drr_rounds_match_one_quantum_per_visit_on_chosen_sequences() {
+        let enq = |flow: u32, size: u32| (Some(flow), size);
+        let deq = (None, 0);
+        // One flow of full frames with mac80211's quantum: five passes per 1514-byte packet.
+        let mut one: Vec<_> = (0..20).map(|_| enq(1, 1514)).collect();
+        one.extend([deq; 10]);
+        // Full frames against TCP ACKs: the ACK flow turns positive first and sends several
+        // ACKs per quantum, the data flow waits its five passes.
+        let mut two: Vec<_> = (0..10).flat_map(|_| [enq(1, 1514), enq(2, 52)]).collect();
+        two.extend([deq; 12]);
+        // Three flows with different deficits when all are spent (1500, 1000, 64 bytes), a
+        // fourth arriving mid-way with new-flow priority, and a flow that empties and leaves.
+        let mut three: Vec<_> = (0..6)
+            .flat_map(|_| [enq(1, 1500), enq(2, 1000), enq(3, 64)])
+            .collect();
+        three.extend([deq; 7]);
+        three.extend([enq(4, 1514), deq, deq, enq(3, 9000), deq, deq, deq]);
+        for quantum in [1, 7, 64, 300, 1514, 2000] {
+            for ops in [&one, &two, &three] {
+                assert_same_order_as_plain_drr(quantum, ops);
+            }
+        }
+    }
+
+    #[test]
+    fn computed_drr_rounds_match_one_quantum_per_visit_on_random_sequences() {
+        // Random flows (up to 8), sizes from 1 byte to 9000, quanta from 1 byte up, enqueues
+        // and dequeues interleaved at random; 200 seeded runs of 400 operations.
+        let mut rng = crate::sim::Rng::new(42, 0);
+        for _ in 0..200 {
+            let quantum = [1, 3, 52, 300, 1514][rng.below(5) as usize];
+            let flows = 1 + rng.below(8);
+            let ops: Vec<_> = (0..400)
+                .map(|_| {
+                    if rng.chance(0.45) {
+                        (None, 0)
+                    } else {
+                        let size = match rng.below(3) {
+                            0 => 1 + rng.below(9000),
+                            1 => 1514,
+                            _ => 52 + rng.below(40),
+                        };
+                        (Some(rng.below(flows)), size)
+                    }
+                })
+                .collect();
+            assert_same_order_as_plain_drr(quantum, &ops);
+        }
     }
 
     #[test]

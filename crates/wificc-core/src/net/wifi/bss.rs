@@ -494,24 +494,25 @@ impl Bss {
             e.backlog -= 1;
         }
         while s.window_open(window) {
-            if s.held.is_none() {
-                let before = out.dropped.len();
-                s.held = s.txq.dequeue(now, out.dropped);
-                txq_drops(&mut e.backlog, stats, out, before);
-                match &s.held {
-                    Some(p) if record => stats.txq_sojourn.record(now - p.enqueued),
-                    Some(_) => {}
-                    None => break,
+            let pkt = match s.held.take() {
+                Some(p) => p,
+                None => {
+                    let before = out.dropped.len();
+                    let got = s.txq.dequeue(now, out.dropped);
+                    txq_drops(&mut e.backlog, stats, out, before);
+                    let Some(p) = got else { break };
+                    if record {
+                        stats.txq_sojourn.record(now - p.enqueued);
+                    }
+                    p
                 }
-            }
-            let Some(p) = &s.held else { break };
-            if !framing.fits(&agg, p.size, e.backoff.ac) {
+            };
+            if !framing.fits(&agg, pkt.size, e.backoff.ac) {
+                s.held = Some(pkt);
                 break;
             }
-            if let Some(m) = s.take_held() {
-                agg.push(m);
-                e.backlog -= 1;
-            }
+            agg.push(s.number(pkt));
+            e.backlog -= 1;
         }
         if agg.mpdus.is_empty() {
             agg.clear();
@@ -678,7 +679,7 @@ impl Bss {
         };
         if let Some(s) = e.sessions[agg.dest].as_deref_mut() {
             let mut discarded = false;
-            for mut m in agg.mpdus.drain(..) {
+            for m in agg.mpdus.iter_mut() {
                 if m.ok {
                     s.settle(m.seq);
                     complete(out.completed, &m.pkt);
@@ -686,10 +687,10 @@ impl Bss {
                     stats.bytes_acked += m.pkt.size as Bytes;
                     continue;
                 }
-                if count_failure(&mut m, limit, s, stats, out) {
+                if count_failure(m, limit, s, stats, out) {
                     discarded = true;
                 } else {
-                    s.requeue(m);
+                    s.requeue(*m);
                     e.backlog += 1;
                 }
             }

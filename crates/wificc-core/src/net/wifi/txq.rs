@@ -314,18 +314,17 @@ impl Session {
         self.txq.len() + self.held.is_some() as usize + self.retry.len()
     }
 
-    /// Number the held packet and mark it outstanding.
-    pub fn take_held(&mut self) -> Option<Mpdu> {
-        let pkt = self.held.take()?;
+    /// Give `pkt` the next sequence number and mark it outstanding.
+    pub fn number(&mut self, pkt: Packet) -> Mpdu {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.outstanding[(seq as usize / 64) % OUTSTANDING_WORDS] |= 1 << (seq % 64);
-        Some(Mpdu {
+        Mpdu {
             pkt,
             seq,
             retries: 0,
             ok: false,
-        })
+        }
     }
 
     fn is_outstanding(&self, seq: u64) -> bool {
@@ -426,12 +425,7 @@ mod tests {
     }
 
     fn number(s: &mut Session, n: u64) -> Vec<Mpdu> {
-        (0..n)
-            .map(|i| {
-                s.held = Some(pkt(i));
-                s.take_held().unwrap()
-            })
-            .collect()
+        (0..n).map(|i| s.number(pkt(i))).collect()
     }
 
     #[test]
