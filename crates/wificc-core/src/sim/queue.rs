@@ -81,12 +81,15 @@ impl<E: Copy> EventQueue<E> {
         self.next_seq += 1;
         if self.sorted {
             if self.events.len() < SORTED_MAX {
+                // Insertion sort's step: shift the earlier events up by one, then fill the gap.
                 let key = new.key();
                 let mut i = self.events.len();
+                self.events.push(new);
                 while i > 0 && self.events[i - 1].key() < key {
+                    self.events[i] = self.events[i - 1];
                     i -= 1;
                 }
-                self.events.insert(i, new);
+                self.events[i] = new;
                 return;
             }
             self.events.reverse();
