@@ -44,6 +44,9 @@ pub struct Link {
     /// TX completion to report at `tx_done`: (flow, truesize) of the packet being serialised.
     completion: Option<(u32, u32)>,
     wire: DelayLine,
+    /// The last (wire bytes, rate, serialisation time) computed: packets on a link mostly share
+    /// one size, and the time is a division by the rate.
+    last_tx_time: (u64, BitsPerSec, Nanos),
     /// Per-packet sojourn time in the qdisc (ns), after the warm-up.
     pub sojourn: Histogram,
     pub record_from: Nanos,
@@ -79,12 +82,13 @@ impl DelayLine {
     /// The arrival event: move every packet due by `now` to `out`, and return when the next
     /// one is due (the event to schedule next), if any.
     pub fn arrive(&mut self, now: Nanos, out: &mut VecDeque<Packet>) -> Option<Nanos> {
-        while let Some(&(t, pkt)) = self.wire.front() {
+        while let Some(&(t, _)) = self.wire.front() {
             if t > now {
                 return Some(t);
             }
-            self.wire.pop_front();
-            out.push_back(pkt);
+            if let Some((_, pkt)) = self.wire.pop_front() {
+                out.push_back(pkt);
+            }
         }
         self.arrival_pending = false;
         None
@@ -132,6 +136,7 @@ impl Link {
             in_service: None,
             completion: None,
             wire: DelayLine::default(),
+            last_tx_time: (0, rate, 0),
             sojourn: Histogram::default(),
             record_from: 0,
             tx_packets: 0,
@@ -183,7 +188,7 @@ impl Link {
         if now >= self.record_from {
             self.sojourn.record(now - pkt.enqueued);
         }
-        let dur = tx_time((pkt.size + self.l2_overhead) as u64, self.rate);
+        let dur = self.tx_time((pkt.size + self.l2_overhead) as u64);
         let end = now + dur;
         self.busy_time += dur;
         self.busy_until = end;
@@ -210,6 +215,15 @@ impl Link {
             wake.tx_done = Some(end);
         }
         wake
+    }
+
+    /// Serialisation time of `wire_bytes` at the link's rate.
+    #[inline]
+    fn tx_time(&mut self, wire_bytes: u64) -> Nanos {
+        if (self.last_tx_time.0, self.last_tx_time.1) != (wire_bytes, self.rate) {
+            self.last_tx_time = (wire_bytes, self.rate, tx_time(wire_bytes, self.rate));
+        }
+        self.last_tx_time.2
     }
 
     /// The serialiser's end-of-transmission event at `now` (= `busy_until`).

@@ -51,6 +51,8 @@ pub fn band_of(dscp: u8) -> usize {
 #[derive(Debug, Clone)]
 pub struct PfifoFast {
     bands: [PacketQueue; PFIFO_FAST_BANDS],
+    /// Packets in all bands together.
+    len: usize,
     limit: u32,
     stats: QdiscStats,
 }
@@ -60,6 +62,7 @@ impl PfifoFast {
     pub fn new(limit: u32) -> Self {
         PfifoFast {
             bands: Default::default(),
+            len: 0,
             limit,
             stats: QdiscStats::default(),
         }
@@ -69,7 +72,8 @@ impl PfifoFast {
 impl Qdisc for PfifoFast {
     fn enqueue(&mut self, pkt: Packet, _now: Nanos, dropped: &mut Vec<Packet>) {
         self.stats.enqueued += 1;
-        if self.len() < self.limit as usize {
+        if self.len < self.limit as usize {
+            self.len += 1;
             self.bands[band_of(pkt.dscp)].push(pkt);
         } else {
             self.stats.dropped += 1;
@@ -79,12 +83,17 @@ impl Qdisc for PfifoFast {
 
     fn dequeue(&mut self, _now: Nanos, _dropped: &mut Vec<Packet>) -> Option<Packet> {
         let pkt = self.bands.iter_mut().find_map(PacketQueue::pop)?;
+        self.len -= 1;
         self.stats.dequeued += 1;
         Some(pkt)
     }
 
     fn len(&self) -> usize {
-        self.bands.iter().map(PacketQueue::len).sum()
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     fn bytes(&self) -> Bytes {
@@ -152,6 +161,7 @@ mod tests {
             .map(|p| p.seq)
             .collect();
         assert_eq!(out, vec![2, 4, 1, 3, 0]);
+        assert!(q.is_empty());
         assert_conserved(&q);
     }
 
