@@ -554,6 +554,10 @@ def reproduce_cmd(
         typer.Option(help="Directory of the LTE traces (default ../shared/traces, then /work/shared/traces)."),
     ] = None,
     flent_files: Annotated[bool, typer.Option("--flent", help="Write each run's .flent.gz beside its tables.")] = False,
+    experiment: Annotated[
+        list[str] | None,
+        typer.Option("--experiment", "-e", help="Run only this experiment of the study (repeatable)."),
+    ] = None,
 ) -> None:
     """Reproduce a published study: its sweeps, figures, report.html and headline table."""
     from wificc.cli import user_errors
@@ -569,6 +573,7 @@ def reproduce_cmd(
                 repetitions=repetitions,
                 traces=traces,
                 flent_files=flent_files,
+                experiments=experiment,
             )
         except SweepError as e:
             typer.echo(f"error: {e}", err=True)

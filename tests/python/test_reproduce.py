@@ -146,6 +146,10 @@ def test_bad_input_names_the_field_and_what_is_expected(tmp_path):
     assert "--traces: " in result.output and "expected the directory of the LTE traces" in result.output
     with pytest.raises(ValueError, match=r"experiments: got 'x', expected one of constant, step, verizon_lte"):
         reproduce.reproduce("apg", tmp_path, experiments=["x"])
+    result = CliRunner().invoke(app(), ["apg", "-e", "constant", "-e", "x", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "error: experiments: got 'x', expected one of constant, step, verizon_lte" in result.output
+    assert not (tmp_path / "constant").exists()
     result = CliRunner().invoke(app(), ["apg", "--repetitions", "0", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "repetitions: got 0, expected an integer of at least 1" in result.output
@@ -211,6 +215,11 @@ def test_quick_apg_without_traces_writes_sweeps_figures_report_and_headline(tmp_
     assert again.exit_code == 0, again.output
     assert len(pd.read_parquet(out / "step" / "runs.parquet")) == 4
     assert [line.split() for line in again.output.splitlines() if line.split()[:1] == ["constant"]] == rows[:2]
+    # One experiment on its own: only its sweep is run and reported.
+    alone = CliRunner().invoke(app(), ["apg", "--quick", "--out", str(tmp_path / "alone"), "-e", "step"])
+    assert alone.exit_code == 0, alone.output
+    assert sorted(p.name for p in (tmp_path / "alone").iterdir() if p.is_dir()) == ["figures", "step"]
+    assert not [line for line in alone.output.splitlines() if line.split()[:1] == ["constant"]]
 
 
 def test_anova_compares_the_congestion_controls_per_other_setting(tmp_path):
