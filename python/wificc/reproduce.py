@@ -43,6 +43,9 @@ QUICK_VALUES = 2
 # Where the LTE traces are looked for when no directory is given (the first that exists).
 TRACE_DIRS = (Path("../shared/traces"), Path("/work/shared/traces"))
 BITS_PER_MBIT = 1e6
+# The headline table a reproduction writes beside its sweeps.
+HEADLINE_CSV = "headline.csv"
+HEADLINE_MD = "headline.md"
 
 # A static TSQ limit of every 32 packets up to 2048 (the Wi-Fi 6 study's bottleneck curve).
 WIFI6_STATIC_TSQ = ["static:1p", *(f"static:{k}p" for k in range(32, 2049, 32))]
@@ -527,7 +530,23 @@ def reproduce(
             anovas[experiment.name].to_csv(root / experiment.name / "anova.csv", index=False)
     written = report.write(root)
     table = pd.concat([headline(root / e.name) for e in done], ignore_index=True)
+    storage.write_text(root / HEADLINE_CSV, table.to_csv(index=False))
+    storage.write_text(root / HEADLINE_MD, headline_markdown(table, spec.title))
     return Reproduction(root, table, anovas, by_experiment, skipped, written, time.monotonic() - started)
+
+
+def headline_markdown(table: pd.DataFrame, title: str) -> str:
+    """The headline table as a Markdown document (``headline.md`` of a reproduction)."""
+    lines = [
+        f"# {title}",
+        "",
+        "| experiment | setting | runs | goodput Mbit/s | ping p50 ms |",
+        "|---|---|---|---|---|",
+    ]
+    for row in table.itertuples(index=False):
+        ping = "-" if pd.isna(row.ping_p50_ms) else f"{row.ping_p50_ms:.1f}"
+        lines.append(f"| {row.experiment} | {row.setting} | {row.runs} | {row.goodput_mbit:.2f} | {ping} |")
+    return "\n".join(lines) + "\n"
 
 
 def format_headline(table: pd.DataFrame) -> str:
@@ -585,5 +604,8 @@ def reproduce_cmd(
         typer.echo(frame.to_string(index=False))
     for note in done.skipped:
         typer.echo(f"skipped: {note}")
-    typer.echo(f"\nsweeps in {target}/<experiment>/, figures in {target / 'figures'}/, report {done.report}")
+    typer.echo(
+        f"\nsweeps in {target}/<experiment>/, figures in {target / 'figures'}/, report {done.report}, "
+        f"headline table {target / HEADLINE_MD}"
+    )
     typer.echo(f"took {done.wall_s:.0f} s")

@@ -210,6 +210,13 @@ def test_quick_apg_without_traces_writes_sweeps_figures_report_and_headline(tmp_
     for row in rows[:2]:
         assert 8 < float(row[3]) < 12 and float(row[4]) >= 100
     assert f"report {out / 'report.html'}" in result.output
+    # The headline table is kept beside the sweeps, as CSV and as Markdown.
+    saved = pd.read_csv(out / reproduce.HEADLINE_CSV)
+    assert saved["setting"].tolist()[:2] == ["cc=bbr", "cc=bbr_apg"]
+    assert saved["goodput_mbit"].tolist()[0] == pytest.approx(float(rows[0][3]), abs=0.005)
+    markdown = (out / reproduce.HEADLINE_MD).read_text().splitlines()
+    assert markdown[0] == f"# {reproduce.study('apg').title}"
+    assert markdown[4] == f"| constant | cc=bbr | 2 | {rows[0][3]} | {rows[0][4]} |"
     # Resumable: the same command finds every run done and runs nothing more.
     again = CliRunner().invoke(app(), ["apg", "--quick", "--out", str(out), "--workers", "2"])
     assert again.exit_code == 0, again.output
