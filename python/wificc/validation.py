@@ -355,7 +355,9 @@ def grid_cmd(
     buffer: Annotated[
         list[str] | None, typer.Option(help="pfifo buffers (repeat); default 0.25bdp, 1bdp, 5bdp.")
     ] = None,
-    cc: Annotated[list[str] | None, typer.Option(help="Congestion controls (repeat); default cubic, reno, bbr.")] = None,
+    cc: Annotated[
+        list[str] | None, typer.Option(help="Congestion controls (repeat); default cubic, reno, bbr.")
+    ] = None,
     length: Annotated[str, typer.Option(help="TCP time of each run.")] = scenarios.DEFAULT_LENGTH,
     delay: Annotated[str, typer.Option(help="Ping-only time before and after.")] = scenarios.DEFAULT_DELAY,
     attempts: Annotated[
