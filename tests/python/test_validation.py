@@ -3,6 +3,8 @@ table and resumption; then a small grid through the real emulator (root and a TU
 needed; skipped otherwise, with the reason) that must meet the acceptance tolerances."""
 
 import json
+import os
+import threading
 
 import pytest
 import typer
@@ -92,6 +94,25 @@ def test_bad_options_name_the_option():
         validation.run_grid("unused", attempts=0)
     with pytest.raises(ValueError, match=r"--tag-prefix: got 'F', expected 1 or 2 lowercase"):
         validation.run_grid("unused", tag_prefix="F")
+    with pytest.raises(ValueError, match=r"--traffic-priority: got 100, expected 0 \(normal scheduler\) to 99"):
+        validation.run_grid("unused", traffic_priority=100)
+
+
+def test_real_time_zero_leaves_the_scheduler_alone():
+    before = os.sched_getscheduler(0)
+    with validation.real_time(0):
+        assert os.sched_getscheduler(0) == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root")
+def test_real_time_applies_to_threads_started_inside_and_is_restored():
+    seen = []
+    with validation.real_time(7):
+        worker = threading.Thread(target=lambda: seen.append((os.sched_getscheduler(0), os.sched_getparam(0))))
+        worker.start()
+        worker.join()
+    assert seen == [(os.SCHED_FIFO, os.sched_param(7))]
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
 
 
 def fake_result(goodput_bps, ping_ms, within):
@@ -113,7 +134,9 @@ def test_a_late_kernel_run_is_repeated_and_the_most_punctual_kept(monkeypatch):
     monkeypatch.setattr(validation.api, "run", lambda s: fake_result(40e6, 30.0, None))
     monkeypatch.setattr(validation.emu, "run_emulated", lambda s, tag: tags.append(tag) or next(runs))
     cell = validation.Cell("50mbit", "20ms", "1bdp", "cubic")
-    sim, kernel, made = validation.run_cell(cell, length="1s", delay="0s", attempts=2, tag=lambda a: f"fx{a}")
+    sim, kernel, made = validation.run_cell(
+        cell, length="1s", delay="0s", attempts=2, tag=lambda a: f"fx{a}", traffic_priority=0
+    )
     # Both runs are late (< 99% within 100 us); the second is less so.
     assert made == 2 and tags == ["fx0", "fx1"]
     assert kernel.summary["total_goodput_bps"] == 41e6
@@ -123,8 +146,8 @@ def test_a_late_kernel_run_is_repeated_and_the_most_punctual_kept(monkeypatch):
 def test_grid_resumes_skipping_finished_cells(monkeypatch, tmp_path):
     ran = []
 
-    def fake_cell(cell, *, length, delay, attempts, tag):
-        ran.append((cell.id, tag(0)))
+    def fake_cell(cell, *, length, delay, attempts, tag, traffic_priority):
+        ran.append((cell.id, tag(0), traffic_priority))
         return fake_result(45e6, 23.0, None), fake_result(50e6, 20.0, 1.0), 1
 
     monkeypatch.setattr(validation.emu, "unavailable", lambda: None)
@@ -132,9 +155,9 @@ def test_grid_resumes_skipping_finished_cells(monkeypatch, tmp_path):
     grid = validation.cells(["50mbit"], ["20ms"], ["1bdp", "5bdp"], ["cubic"])
     validation.run_grid(tmp_path, grid[:1], tag_prefix="f", report=lambda line: None)
     lines = []
-    frame = validation.run_grid(tmp_path, grid, tag_prefix="f", report=lines.append)
+    frame = validation.run_grid(tmp_path, grid, tag_prefix="f", traffic_priority=0, report=lines.append)
     # The first cell (index 0) ran once; the second run only ran the 5bdp cell (index 1).
-    assert ran == [("50mbit-20ms-1bdp-cubic", "f000"), ("50mbit-20ms-5bdp-cubic", "f010")]
+    assert ran == [("50mbit-20ms-1bdp-cubic", "f000", 50), ("50mbit-20ms-5bdp-cubic", "f010", 0)]
     assert lines[0] == "1 of 2 cells finished, 1 to run"
     assert list(frame["cell"]) == ["50mbit-20ms-1bdp-cubic", "50mbit-20ms-5bdp-cubic"]
     # 45 vs 50 Mbit/s: -10%, in tolerance; 23 vs 20 ms: +15%, in tolerance.
