@@ -357,10 +357,12 @@ def run_grid(
     _check_attempts(attempts)
     _check_tag_prefix(tag_prefix)
     _check_priority(traffic_priority)
+    grid = cells() if grid is None else grid
+    for cell in grid:
+        cell.scenario(length, delay)  # every cell valid before anything runs
     reason = emu.unavailable()
     if reason is not None:
         raise OSError(f"emulator unavailable: {reason}")
-    grid = cells() if grid is None else grid
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
     done = finished(directory)

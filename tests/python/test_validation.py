@@ -98,6 +98,13 @@ def test_bad_options_name_the_option():
         validation.run_grid("unused", traffic_priority=100)
 
 
+def test_a_bad_cell_is_refused_before_anything_runs(tmp_path):
+    grid = validation.cells(["50mbit", "fast"], ["20ms"], ["1bdp"], ["cubic"])
+    with pytest.raises(ValueError, match=r'path.rate: got "fast", expected a rate'):
+        validation.run_grid(tmp_path / "out", grid)
+    assert not (tmp_path / "out").exists()
+
+
 def test_real_time_zero_leaves_the_scheduler_alone():
     before = os.sched_getscheduler(0)
     with validation.real_time(0):
