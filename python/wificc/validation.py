@@ -33,23 +33,23 @@ with the next unfinished cell.
 
 The kernel's hosts must not be starved of CPU by whatever else the machine runs. The traffic
 generator's threads (:mod:`wificc.emu`: the bulk receiver reads its socket in the server's
-namespace) hold the receiving socket while they copy from it; preempted there, they leave every
-arriving segment in the socket's backlog, unacknowledged, until they run again. On a busy
-2-core machine that silences the receiver's ACKs for several milliseconds, then one stretch ACK
-releases a burst of cwnd room at the access link's rate, which a shallow buffer drops: measured
-on 50 Mbit/s, 20 ms, 0.25 BDP with cubic, an ACK gap of 7 ms and a 21-packet burst, and the
-kernel's goodput 31% below the simulator's; with the generator at a real-time priority the
-bursts above 10 packets fall from 1.5% to 0.5% of the packets and the two agree within 4%. So
+namespace) own the receiving socket while they copy from it; preempted there, they most likely
+leave every arriving segment in the socket's backlog, unacknowledged, until they run again. On
+a busy 2-core machine the receiver's ACKs then stop for several milliseconds, and one stretch
+ACK releases a burst of cwnd room at the access link's rate, which a shallow buffer drops:
+measured on 50 Mbit/s, 20 ms, 0.25 BDP with cubic, an ACK gap of 7 ms and a 21-packet burst,
+and the kernel's goodput 31% below the simulator's; with the generator at a real-time priority
+bursts of 10 packets or more fall from 1.5% to 0.5% of the packets and the two agree within 4%. So
 the kernel runs of the grid give the generator's threads ``SCHED_FIFO`` priority
 :data:`TRAFFIC_RT_PRIORITY` (below the emulator's own, which must keep its timing; 0 leaves the
 normal scheduler).
 
 What the emulator cannot reproduce: the TUN driver frees a packet's buffer as soon as the
 emulator has it, so the sender's TCP Small Queues never throttle it. On these paths that does
-not matter: the bottleneck (at most 50 Mbit/s) is downstream of the sender's interface, the
-kernel's TSQ limit (~1 ms of the pacing rate, at least two skbs) is far below what the
-bottleneck queue holds, and in the simulator a wired NIC completes each packet after its
-serialization at the NIC's line rate, long before the bottleneck.
+not matter: the bottleneck (at most 50 Mbit/s) is downstream of the sender's interface, and in
+the simulator the sender's wired NIC (10 Gbit/s) completes each packet right after its
+serialization there, so TSQ releases data long before the bottleneck queue, which is what sets
+goodput and delay.
 """
 
 from __future__ import annotations
