@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from wificc import api, bench, bpf, emu, figures, flent, models, report, reproduce, scenarios
+from wificc import api, bench, bpf, emu, figures, flent, models, report, reproduce, scenarios, validation
 from wificc.result import Result, staging_path
 from wificc.sweep import sweep_command
 
@@ -469,5 +469,6 @@ app.command("plot")(figures.plot_cmd)
 app.command("report")(report.report_cmd)
 app.command("flent")(flent.flent_cmd)
 app.command("validate")(emu.validate_cmd)
+app.command("validate-grid")(validation.grid_cmd)
 app.add_typer(emu.app, name="emu", help="Real-time emulator: the kernel's own TCP through the simulator's link models.")
 app.add_typer(bpf.app, name="bpf", help="BBR variants as BPF struct_ops congestion controls for real kernels.")

@@ -57,6 +57,9 @@ import typer
 from wificc import api, bpf, scenarios
 from wificc.result import FLOW_SERIES_COLUMNS, MODEL_FIELDS, Result
 
+# SCHED_FIFO priority of the traffic generator's threads: below the emulator's
+# (crates/wificc-emu DEFAULT_RT_PRIORITY, 60), above normal tasks.
+TRAFFIC_RT_PRIORITY = 50
 # Environment variable naming the emulator binary (else target/{release,debug} or PATH).
 EMU_BINARY_ENV = "WIFICC_EMU"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -121,9 +124,7 @@ STOP_TIMEOUT_S = 10.0
 VALIDATE_CCS = ("cubic", "reno", "bbr")
 NSEC_PER_SEC = 1_000_000_000
 # What the traffic generator adds to the emulator's notes.
-RECORDING_NOTE = (
-    "tsq_bytes is recorded as 0 and the TSQ summary fields as missing (not observable through TUN)"
-)
+RECORDING_NOTE = "tsq_bytes is recorded as 0 and the TSQ summary fields as missing (not observable through TUN)"
 CC_PARAMS_NOTE = "cc_params are not applied: the kernel's congestion-control parameters are module-wide"
 # Prefix of wificc's BPF congestion controls (bpf/): variant "wNAME" implements the simulator's
 # "NAME" (wbbr is bbr, wbbrp is bbrp, ...).
@@ -144,13 +145,13 @@ app = typer.Typer(
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-
 def _cli() -> Any:
     """The CLI module (its tables and error handling), imported when first used: the CLI mounts
     this module's commands, so importing it at load time would be circular."""
     from wificc import cli
 
     return cli
+
 
 def unavailable() -> str | None:
     """Why the emulator cannot run on this machine, or None when it can."""
@@ -185,9 +186,7 @@ def emulator_binary() -> Path:
 
 def cleanup(prefix: str = NAME_PREFIX) -> list[str]:
     """Remove the namespaces and devices whose names start with ``prefix``; returns their names."""
-    done = subprocess.run(
-        [str(emulator_binary()), "cleanup", "--prefix", prefix], capture_output=True, text=True
-    )
+    done = subprocess.run([str(emulator_binary()), "cleanup", "--prefix", prefix], capture_output=True, text=True)
     if done.returncode != 0:
         raise OSError(done.stderr.strip() or f"wificc-emu cleanup exited with {done.returncode}")
     return [line.removeprefix("removed ") for line in done.stdout.splitlines() if line]
@@ -795,9 +794,7 @@ def _path_rate_bps(path: dict[str, Any]) -> float:
     return float(text)
 
 
-def _timeline(
-    duration_ns: int, step_ns: int, warmup_ns: int, flows: list[FlowRun]
-) -> list[tuple[int, int, str, Any]]:
+def _timeline(duration_ns: int, step_ns: int, warmup_ns: int, flows: list[FlowRun]) -> list[tuple[int, int, str, Any]]:
     """The timed actions of a run, in order: (time, order at equal times, action, subject)."""
     actions: list[tuple[int, int, str, Any]] = []
     k = 1
@@ -852,9 +849,7 @@ def _flow_summary(f: FlowRun, warmup_ns: int, drops: int) -> dict[str, Any]:
     """A flow's summary in the simulator's columns; what TUN hides is None."""
     start = max(f.start_ns, warmup_ns)
     span = max(f.stop_ns - start, 1)
-    delivered = (
-        f.delivered_at_stop if f.delivered_at_stop is not None else f.delivered
-    ) - f.delivered_at_from
+    delivered = (f.delivered_at_stop if f.delivered_at_stop is not None else f.delivered) - f.delivered_at_from
     info = f.last_info
     segs = info.get("data_segs_out", 0)
     retrans = info.get("total_retrans", 0)
@@ -1046,17 +1041,36 @@ def bpf_variants_loaded(ccs: Iterable[str]) -> Iterator[list[str]]:
         guard.wait(UNLOAD_TIMEOUT_S)
 
 
+@contextmanager
+def real_time(priority: int) -> Iterator[None]:
+    """Run the body, and the threads it starts, under ``SCHED_FIFO`` at ``priority`` (0: leave
+    the scheduler as it is); the calling thread's policy is restored afterwards."""
+    if priority == 0:
+        yield
+        return
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    try:
+        yield
+    finally:
+        os.sched_setscheduler(0, policy, param)
+
+
 def run_emulated(
     scenario: api.ScenarioLike,
     *,
     tag: str | None = None,
     spin_us: int | None = None,
     rt_priority: int | None = None,
+    traffic_priority: int = TRAFFIC_RT_PRIORITY,
 ) -> Result:
     """Run a scenario through the emulator with the kernel's TCP; the simulator's result format.
 
     A flow may name any congestion control of the kernel, or one of wificc's BPF variants
-    (wbbr, wbbrp, ...): those not loaded yet are loaded for the run and unloaded after it."""
+    (wbbr, wbbrp, ...): those not loaded yet are loaded for the run and unloaded after it.
+    The traffic generator's threads run at ``SCHED_FIFO`` ``traffic_priority`` (0: the normal
+    scheduler): a receiver preempted by other work on a busy machine would hold back its ACKs
+    and turn them into stretch ACKs and bursts the path never caused."""
     reason = unavailable()
     if reason is not None:
         raise OSError(f"emulator unavailable: {reason}")
@@ -1065,7 +1079,8 @@ def run_emulated(
         bpf_variants_loaded(f["cc"] for f in normalised["flows"]),
         Emulator(normalised, tag=tag, spin_us=spin_us, rt_priority=rt_priority) as emu,
     ):
-        flows, pings, wall_s = run_traffic(normalised, emu)
+        with real_time(traffic_priority):
+            flows, pings, wall_s = run_traffic(normalised, emu)
         report = emu.stop()
     return Result.from_json(json.dumps(result_document(normalised, emu, flows, pings, report, wall_s)))
 
@@ -1087,9 +1102,7 @@ def emulator_lines(result: Result) -> list[str]:
 ScenarioArg = Annotated[
     Path | None, typer.Argument(help="Scenario file (TOML/JSON); without options it runs as written.")
 ]
-TestOpt = Annotated[
-    str | None, typer.Option(help=f"Test for the options: {', '.join(scenarios.TESTS)} (tcp_upload).")
-]
+TestOpt = Annotated[str | None, typer.Option(help=f"Test for the options: {', '.join(scenarios.TESTS)} (tcp_upload).")]
 PathOpt = Annotated[str | None, typer.Option("--path", help="Path preset: wired, wifi, hybrid or trace.")]
 ChipsetOpt = Annotated[
     str | None,
@@ -1106,9 +1119,7 @@ DelayOpt = Annotated[str | None, typer.Option(help="Ping-only time before and af
 OutOpt = Annotated[Path | None, typer.Option(help="Write the run's Parquet files into this directory.")]
 
 
-def scenario_from(
-    scenario_file: Path | None, test: str | None, options: dict[str, Any]
-) -> dict[str, Any] | Path:
+def scenario_from(scenario_file: Path | None, test: str | None, options: dict[str, Any]) -> dict[str, Any] | Path:
     """The scenario to run: the file as written, or TEST (default tcp_upload) with the options
     over the file."""
     given = {k: v for k, v in options.items() if v is not None}
@@ -1134,9 +1145,7 @@ def run_cmd(
     ] = None,
     length: LengthOpt = None,
     delay: DelayOpt = None,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object instead of tables.")
-    ] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     out: OutOpt = None,
     tag: Annotated[
         str | None,
@@ -1270,9 +1279,7 @@ def validate_cmd(
     ] = None,
     length: LengthOpt = None,
     delay: DelayOpt = None,
-    out: Annotated[
-        Path | None, typer.Option(help="Write both runs of each cc and comparison.csv here.")
-    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Write both runs of each cc and comparison.csv here.")] = None,
 ) -> None:
     """Run a scenario in the simulator and with the kernel's TCP through the emulator, per
     congestion control, and print them side by side (a BPF variant, e.g. wbbr, runs in the

@@ -41,7 +41,7 @@ measured on 50 Mbit/s, 20 ms, 0.25 BDP with cubic, an ACK gap of 7 ms and a 21-p
 and the kernel's goodput 31% below the simulator's; with the generator at a real-time priority
 bursts of 10 packets or more fall from 1.5% to 0.5% of the packets and the two agree within 4%. So
 the kernel runs of the grid give the generator's threads ``SCHED_FIFO`` priority
-:data:`TRAFFIC_RT_PRIORITY` (below the emulator's own, which must keep its timing; 0 leaves the
+:data:`emu.TRAFFIC_RT_PRIORITY` (below the emulator's own, which must keep its timing; 0 leaves the
 normal scheduler).
 
 What the emulator cannot reproduce: the TUN driver frees a packet's buffer as soon as the
@@ -58,8 +58,7 @@ import itertools
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -83,9 +82,6 @@ PING_TOLERANCE = 0.15
 LATENESS_MIN_WITHIN_100US = 0.99
 # Kernel runs of one cell at most, while they come out late.
 DEFAULT_ATTEMPTS = 2
-# SCHED_FIFO priority of the traffic generator's threads during kernel runs: below the
-# emulator's (crates/wificc-emu DEFAULT_RT_PRIORITY, 60), above normal tasks.
-TRAFFIC_RT_PRIORITY = 50
 CELLS_DIR = "cells"
 ROW_FILE = "row.json"
 TABLE_FILES = ("table.csv", "table.parquet", "table.md")
@@ -188,21 +184,6 @@ def write_cell(out: Path, cell: Cell, sim: Result, kernel: Result, row: dict[str
         raise
 
 
-@contextmanager
-def real_time(priority: int) -> Iterator[None]:
-    """Run the body, and the threads it starts, under ``SCHED_FIFO`` at ``priority`` (0: leave
-    the scheduler as it is); the calling thread's policy is restored afterwards."""
-    if priority == 0:
-        yield
-        return
-    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
-    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-    try:
-        yield
-    finally:
-        os.sched_setscheduler(0, policy, param)
-
-
 def run_cell(
     cell: Cell,
     *,
@@ -210,18 +191,17 @@ def run_cell(
     delay: str,
     attempts: int,
     tag: Callable[[int], str | None],
-    traffic_priority: int = TRAFFIC_RT_PRIORITY,
+    traffic_priority: int = emu.TRAFFIC_RT_PRIORITY,
 ) -> tuple[Result, Result, int]:
     """Both runs of a cell; the kernel's again while late, up to ``attempts`` runs, keeping the
     most punctual. The kernel runs' traffic threads run at ``traffic_priority`` (see
-    :func:`real_time`). Returns (simulator, kernel, kernel runs made)."""
+    :func:`wificc.emu.real_time`). Returns (simulator, kernel, kernel runs made)."""
     scenario = cell.scenario(length, delay)
     sim = api.run(scenario)
     best: Result | None = None
     made = 0
     for attempt in range(attempts):
-        with real_time(traffic_priority):
-            kernel = emu.run_emulated(scenario, tag=tag(attempt))
+        kernel = emu.run_emulated(scenario, tag=tag(attempt), traffic_priority=traffic_priority)
         made += 1
         if best is None or kernel.summary["lateness_within_100us"] > best.summary["lateness_within_100us"]:
             best = kernel
@@ -344,7 +324,7 @@ def run_grid(
     delay: str = scenarios.DEFAULT_DELAY,
     attempts: int = DEFAULT_ATTEMPTS,
     tag_prefix: str | None = None,
-    traffic_priority: int = TRAFFIC_RT_PRIORITY,
+    traffic_priority: int = emu.TRAFFIC_RT_PRIORITY,
     report: Callable[[str], None] = print,
 ) -> pd.DataFrame:
     """Run every unfinished cell of ``grid`` (default: the acceptance grid) into ``out``, one
@@ -415,7 +395,7 @@ def grid_cmd(
     ] = None,
     traffic_priority: Annotated[
         int, typer.Option(help="SCHED_FIFO priority of the kernel runs' traffic threads (0: normal).")
-    ] = TRAFFIC_RT_PRIORITY,
+    ] = emu.TRAFFIC_RT_PRIORITY,
 ) -> None:
     """Simulator versus kernel on wired paths: every cell of rate x RTT x buffer x cc, one
     tcp_upload each in the simulator and through the emulator; writes table.csv/.parquet/.md."""

@@ -107,14 +107,14 @@ def test_a_bad_cell_is_refused_before_anything_runs(tmp_path):
 
 def test_real_time_zero_leaves_the_scheduler_alone():
     before = os.sched_getscheduler(0)
-    with validation.real_time(0):
+    with validation.emu.real_time(0):
         assert os.sched_getscheduler(0) == before
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root")
 def test_real_time_applies_to_threads_started_inside_and_is_restored():
     seen = []
-    with validation.real_time(7):
+    with validation.emu.real_time(7):
         worker = threading.Thread(target=lambda: seen.append((os.sched_getscheduler(0), os.sched_getparam(0))))
         worker.start()
         worker.join()
@@ -139,13 +139,20 @@ def test_a_late_kernel_run_is_repeated_and_the_most_punctual_kept(monkeypatch):
     runs = iter([fake_result(40e6, 30.0, 0.95), fake_result(41e6, 31.0, 0.97)])
     tags = []
     monkeypatch.setattr(validation.api, "run", lambda s: fake_result(40e6, 30.0, None))
-    monkeypatch.setattr(validation.emu, "run_emulated", lambda s, tag: tags.append(tag) or next(runs))
+    priorities = []
+
+    def emulated(s, tag, traffic_priority):
+        tags.append(tag)
+        priorities.append(traffic_priority)
+        return next(runs)
+
+    monkeypatch.setattr(validation.emu, "run_emulated", emulated)
     cell = validation.Cell("50mbit", "20ms", "1bdp", "cubic")
     sim, kernel, made = validation.run_cell(
         cell, length="1s", delay="0s", attempts=2, tag=lambda a: f"fx{a}", traffic_priority=0
     )
     # Both runs are late (< 99% within 100 us); the second is less so.
-    assert made == 2 and tags == ["fx0", "fx1"]
+    assert made == 2 and tags == ["fx0", "fx1"] and priorities == [0, 0]
     assert kernel.summary["total_goodput_bps"] == 41e6
     assert not validation.punctual(kernel)
 
