@@ -306,7 +306,7 @@ impl Bss {
                     .map_or(phy.standard.max_ampdu_len(), |s| s.0),
                 spec.airtime_cap.0,
                 window,
-                spec.aggregate_vo,
+                spec.aggregate_vo.unwrap_or(spec.chipset.aggregates_vo()),
             ),
             txq_spec: spec.txq.clone(),
             depth,

@@ -161,13 +161,11 @@ pub struct WifiSpec {
     /// Map DSCP to access categories (default on); off: everything is best effort.
     #[serde(default = "yes")]
     pub wmm: bool,
-    /// Aggregate voice (AC_VO) frames too. Default off, as mac80211: it starts a Block Ack
-    /// session, the precondition of A-MPDU, for every TID except those of AC_VO
-    /// (`ieee80211_aggr_check` in net/mac80211/tx.c, and minstrel_ht's aggregation check), so
-    /// a VO frame goes alone and gets a normal Ack. Drivers that set up Block Ack sessions in
-    /// firmware may aggregate VO.
-    #[serde(default)]
-    pub aggregate_vo: bool,
+    /// Aggregate voice (AC_VO) frames. Default: as the chipset's driver does (see
+    /// [`Preset::aggregates_vo`]); without a Block Ack session, the precondition of A-MPDU, a
+    /// VO frame goes alone and gets a normal Ack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate_vo: Option<bool>,
 }
 
 impl Default for WifiSpec {
@@ -183,7 +181,7 @@ impl Default for WifiSpec {
             retry_limit: RETRY_LIMIT,
             mac: MacMode::Edca,
             wmm: true,
-            aggregate_vo: false,
+            aggregate_vo: None,
         }
     }
 }

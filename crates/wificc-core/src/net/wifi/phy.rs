@@ -402,6 +402,11 @@ pub struct Preset {
     /// The chip, its driver, and where its PHY numbers come from.
     pub about: &'static str,
     pub phy: PhySpec,
+    /// Whether the driver aggregates voice (AC_VO) frames. mac80211's own rate control
+    /// (minstrel_ht, used by ath9k and ath9k_htc) starts no Block Ack session for VO
+    /// (`minstrel_aggr_check`, `ieee80211_aggr_check`); ath10k's firmware sets its sessions up
+    /// itself (`TX_AMPDU_SETUP_IN_HW`) and iwlwifi's rate scaling starts one for every TID.
+    pub aggregates_vo: bool,
 }
 
 const fn preset_phy(
@@ -429,36 +434,42 @@ pub const PRESETS: [Preset; 6] = [
         about: "Atheros AR9271 USB (ath9k_htc): 802.11n 1x1, HT40 MCS7 short GI, 150 Mb/s \
                 (108 x 6 x 5/6 bits / 3.6 us)",
         phy: preset_phy(Standard::Ht, 40, 1, 7, 400),
+        aggregates_vo: false,
     },
     Preset {
         name: "ath9k",
         about: "Atheros AR928x/AR938x PCIe (ath9k): 802.11n 2x2, HT40 MCS15 short GI, 300 Mb/s \
                 (2 x 108 x 6 x 5/6 bits / 3.6 us)",
         phy: preset_phy(Standard::Ht, 40, 2, 7, 400),
+        aggregates_vo: false,
     },
     Preset {
         name: "ath10k-1x1",
         about: "Qualcomm Atheros QCA988x (ath10k) with one stream: 802.11ac 1x1, VHT80 MCS9 \
                 short GI, 433.3 Mb/s (234 x 8 x 5/6 bits / 3.6 us)",
         phy: preset_phy(Standard::Vht, 80, 1, 9, 400),
+        aggregates_vo: true,
     },
     Preset {
         name: "ath10k",
         about: "Qualcomm Atheros QCA988x (ath10k): 802.11ac 2x2, VHT80 MCS9 short GI, \
                 866.7 Mb/s (2 x 234 x 8 x 5/6 bits / 3.6 us)",
         phy: preset_phy(Standard::Vht, 80, 2, 9, 400),
+        aggregates_vo: true,
     },
     Preset {
         name: "qca9377",
         about: "Qualcomm Atheros QCA9377 (ath10k): 802.11ac 1x1, VHT80 MCS9 short GI, \
                 433.3 Mb/s (234 x 8 x 5/6 bits / 3.6 us)",
         phy: preset_phy(Standard::Vht, 80, 1, 9, 400),
+        aggregates_vo: true,
     },
     Preset {
         name: "ax201",
         about: "Intel Wi-Fi 6 AX201 (iwlwifi): 802.11ax 2x2, HE160 MCS11 0.8 us GI, 2401.9 Mb/s \
                 (floor(2 x 1960 x 10 x 5/6) = 32666 bits / 13.6 us)",
         phy: preset_phy(Standard::He, 160, 2, 11, 800),
+        aggregates_vo: true,
     },
 ];
 
@@ -482,6 +493,15 @@ impl Default for ChipsetSpec {
 }
 
 impl ChipsetSpec {
+    /// Whether this chipset's driver aggregates voice frames: the preset's answer; a custom
+    /// PHY is taken to run mac80211's own rate control, which does not.
+    pub fn aggregates_vo(&self) -> bool {
+        match self {
+            ChipsetSpec::Preset(name) => preset(name).is_some_and(|p| p.aggregates_vo),
+            ChipsetSpec::Custom(_) => false,
+        }
+    }
+
     /// The PHY this chipset runs.
     pub fn resolve(&self) -> Result<Phy, String> {
         match self {

@@ -12,7 +12,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use super::*;
 use crate::net::packet::{Kind, Packet};
 use crate::net::wifi::edca::{ACS, DSCP_EF};
-use crate::net::wifi::{ChipsetSpec, MacMode, WifiSpec};
+use crate::net::wifi::{ChipsetSpec, MacMode, WifiSpec, PRESETS};
 use crate::parse::{Dur, Rate, Size};
 use crate::sim::Rng;
 use crate::units::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
@@ -327,7 +327,7 @@ fn voice_frames_go_alone_with_an_ack_unless_voice_aggregates() {
     // With aggregate_vo: one A-MPDU of ten, Block Ack after it.
     let mut s = Sim::new(
         &WifiSpec {
-            aggregate_vo: true,
+            aggregate_vo: Some(true),
             ..spec("ath9k")
         },
         1,
@@ -337,6 +337,36 @@ fn voice_frames_go_alone_with_an_ack_unless_voice_aggregates() {
     s.run_until(10 * NSEC_PER_MSEC);
     assert_eq!(s.sizes(), vec![10]);
     assert_eq!(s.log[0].end - s.log[0].ppdu_end, (16 + 32) * US);
+    // By default each preset does what its driver does: the firmware-driven ath10k and
+    // iwlwifi's ax201 aggregate voice, minstrel_ht's ath9k and ath9k_htc do not; a scenario
+    // may say otherwise.
+    let by_default: Vec<_> = PRESETS.iter().map(|p| (p.name, p.aggregates_vo)).collect();
+    assert_eq!(
+        by_default,
+        [
+            ("ath9k-htc", false),
+            ("ath9k", false),
+            ("ath10k-1x1", true),
+            ("ath10k", true),
+            ("qca9377", true),
+            ("ax201", true)
+        ]
+    );
+    for (spec, sizes) in [
+        (spec("ath10k"), vec![10]),
+        (
+            WifiSpec {
+                aggregate_vo: Some(false),
+                ..spec("ath10k")
+            },
+            vec![1; 10],
+        ),
+    ] {
+        let mut s = Sim::new(&spec, 1, 1);
+        s.send(1, 0, 10, DSCP_EF);
+        s.run_until(10 * NSEC_PER_MSEC);
+        assert_eq!(s.sizes(), sizes);
+    }
 }
 
 #[test]
