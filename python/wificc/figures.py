@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 import typer
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from wificc import stats
 from wificc.flent import jain, load_window, run_directories
@@ -53,6 +54,8 @@ from wificc.models._common import save_figure
 from wificc.result import SCENARIO_FILE, RunLike, SavedRun, as_run, flatten, load
 
 BITS_PER_MBIT = 1e6
+# Most rows of a legend before it takes another column.
+LEGEND_ROWS = 9
 # Size of a single-panel figure, inches.
 FIGSIZE = (7.0, 4.5)
 # Columns that name a run rather than a setting.
@@ -550,7 +553,15 @@ def fig_pacing_cwnd(
         cwnd_ax.plot(group["t"], group["cwnd"], color=_color(i), label=str(name))
     rate_ax.set_ylabel("rate (Mbit/s)")
     rate_ax.set_ylim(bottom=0)
-    rate_ax.legend(fontsize="x-small", loc="best")
+    # The rate panel's legend names the line styles, the cwnd panel's the flows (their colours,
+    # in columns of at most LEGEND_ROWS), so the legends stay small with many flows.
+    styles = [("-", "pacing rate"), ("--", "bw model"), (":", "delivery rate")]
+    if table["bw_model_mbps"].isna().all():
+        styles.remove(("--", "bw model"))
+    handles = [Line2D([], [], linestyle=style, color="black", label=label) for style, label in styles]
+    rate_ax.legend(handles=handles, fontsize="x-small", loc="best")
+    flows = len(cwnd_ax.get_lines())
+    cwnd_ax.legend(fontsize="x-small", loc="best", ncols=math.ceil(flows / LEGEND_ROWS))
     cwnd_ax.set_ylabel("cwnd (packets)")
     cwnd_ax.set_xlabel("time (s)")
     cwnd_ax.set_ylim(bottom=0)

@@ -265,10 +265,14 @@ def test_rate_series_and_the_bw_model(upload, bidirectional, drawn):
         "bbr-up-0 delivery rate",
     ]
     assert bbr_rate.lines[1].get_ydata().tolist() == series["bw_model_mbps"].tolist()
+    # The legends: line styles above, flows below.
+    assert [t.get_text() for t in bbr_rate.get_legend().get_texts()] == ["pacing rate", "bw model", "delivery rate"]
+    assert [t.get_text() for t in drawn[0][0].axes[1].get_legend().get_texts()] == ["bbr-up-0"]
     # cubic and reno have no bw model: pacing and delivery rate only.
     mixed_rate, mixed_cwnd = drawn[1][0].axes
     assert len(mixed_rate.lines) == 2 + 2 + 3
     assert [line.get_label() for line in mixed_cwnd.lines] == ["cubic-up-0", "reno-down-1", "bbr-down-2"]
+    assert [t.get_text() for t in mixed_cwnd.get_legend().get_texts()] == ["cubic-up-0", "reno-down-1", "bbr-down-2"]
 
 
 def test_ampdu_size_per_tsq(drawn):
