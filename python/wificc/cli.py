@@ -207,21 +207,12 @@ def run(
     """Run a test (tcp_upload, tcp_download, tcp_nup, tcp_ndown) or a scenario file."""
     with user_errors():
         options = {
-            "path_kind": path,
-            "chipset": chipset,
-            "backhaul": backhaul,
-            "stations": stations,
-            "rate": rate,
-            "rtt": rtt,
-            "buffer": buffer,
-            "qdisc": qdisc,
+            **scenarios.path_options(path, chipset, backhaul, stations, rate, rtt, buffer, qdisc, length, delay),
             "cc": cc,
             "cc_params": scenarios.parse_cc_params(cc_param) if cc_param else None,
             "flows": flows,
             "tsq": tsq,
             "tp": tp,
-            "length": length,
-            "delay": delay,
             "seed": seed,
             "warmup": warmup,
             "step": step,

@@ -1157,17 +1157,8 @@ def run_cmd(
     """Run a scenario's traffic with the kernel's TCP through the emulated path."""
     with _cli().user_errors():
         options = {
-            "path_kind": path,
-            "chipset": chipset,
-            "backhaul": backhaul,
-            "stations": stations,
-            "rate": rate,
-            "rtt": rtt,
-            "buffer": buffer,
-            "qdisc": qdisc,
+            **scenarios.path_options(path, chipset, backhaul, stations, rate, rtt, buffer, qdisc, length, delay),
             "cc": cc,
-            "length": length,
-            "delay": delay,
         }
         scenario = scenario_from(scenario_file, test, options)
         result = run_emulated(scenario, tag=tag, spin_us=spin_us, rt_priority=rt_priority)
@@ -1285,18 +1276,7 @@ def validate_cmd(
     congestion control, and print them side by side (a BPF variant, e.g. wbbr, runs in the
     kernel against the simulator's algorithm it implements, bbr)."""
     with _cli().user_errors():
-        options = {
-            "path_kind": path,
-            "chipset": chipset,
-            "backhaul": backhaul,
-            "stations": stations,
-            "rate": rate,
-            "rtt": rtt,
-            "buffer": buffer,
-            "qdisc": qdisc,
-            "length": length,
-            "delay": delay,
-        }
+        options = scenarios.path_options(path, chipset, backhaul, stations, rate, rtt, buffer, qdisc, length, delay)
         base = validated(scenario_from(scenario_file, test, options))
         rows = []
         notes: dict[str, None] = {}

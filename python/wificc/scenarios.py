@@ -770,3 +770,31 @@ def describe(test: str) -> str:
 def catalog() -> list[tuple[str, str]]:
     """Every test of the catalog with its one-line description, in catalog order."""
     return [(name, spec.description) for name, spec in TESTS.items()]
+
+
+def path_options(
+    path: str | None,
+    chipset: str | None,
+    backhaul: str | None,
+    stations: int | None,
+    rate: str | None,
+    rtt: str | None,
+    buffer: str | None,
+    qdisc: str | None,
+    length: str | None,
+    delay: str | None,
+) -> dict[str, Any]:
+    """The catalog options (scenarios.build keywords) of the path and timing options that
+    `wificc run`, `emu run` and `validate` share; None where not given."""
+    return {
+        "path_kind": path,
+        "chipset": chipset,
+        "backhaul": backhaul,
+        "stations": stations,
+        "rate": rate,
+        "rtt": rtt,
+        "buffer": buffer,
+        "qdisc": qdisc,
+        "length": length,
+        "delay": delay,
+    }
