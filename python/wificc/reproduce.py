@@ -535,29 +535,25 @@ def reproduce(
     return Reproduction(root, table, anovas, by_experiment, skipped, written, time.monotonic() - started)
 
 
+def _shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The headline table's values as printed: goodput to 0.01 Mbit/s, ping to 0.1 ms or "-"."""
+    return table.assign(
+        goodput_mbit=table["goodput_mbit"].map(lambda v: f"{v:.2f}"),
+        ping_p50_ms=table["ping_p50_ms"].map(lambda v: "-" if pd.isna(v) else f"{v:.1f}"),
+    ).rename(columns={"goodput_mbit": "goodput Mbit/s", "ping_p50_ms": "ping p50 ms"})
+
+
 def headline_markdown(table: pd.DataFrame, title: str) -> str:
     """The headline table as a Markdown document (``headline.md`` of a reproduction)."""
-    lines = [
-        f"# {title}",
-        "",
-        "| experiment | setting | runs | goodput Mbit/s | ping p50 ms |",
-        "|---|---|---|---|---|",
-    ]
-    for row in table.itertuples(index=False):
-        ping = "-" if pd.isna(row.ping_p50_ms) else f"{row.ping_p50_ms:.1f}"
-        lines.append(f"| {row.experiment} | {row.setting} | {row.runs} | {row.goodput_mbit:.2f} | {ping} |")
+    shown = _shown(table)
+    lines = [f"# {title}", "", "| " + " | ".join(shown.columns) + " |", "|---" * len(shown.columns) + "|"]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in shown.itertuples(index=False)]
     return "\n".join(lines) + "\n"
 
 
 def format_headline(table: pd.DataFrame) -> str:
     """The headline table as aligned text."""
-    if table.empty:
-        return "(no runs)"
-    shown = table.assign(
-        goodput_mbit=table["goodput_mbit"].map(lambda v: f"{v:.2f}"),
-        ping_p50_ms=table["ping_p50_ms"].map(lambda v: "-" if pd.isna(v) else f"{v:.1f}"),
-    ).rename(columns={"goodput_mbit": "goodput Mbit/s", "ping_p50_ms": "ping p50 ms"})
-    return shown.to_string(index=False)
+    return "(no runs)" if table.empty else _shown(table).to_string(index=False)
 
 
 def reproduce_cmd(
