@@ -6,7 +6,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 OUT    ?= results/demo
 
-.PHONY: all setup build bpf demo test test-rust test-python lint bench clean
+.PHONY: all setup build bpf demo test test-rust test-python fuzz lint bench clean
 
 all: build
 
@@ -38,8 +38,16 @@ demo: build
 
 test: build test-rust test-python
 
+# The scenario fuzzer's seed is fixed here so that every CI run tries the same documents;
+# `make fuzz` searches further with fresh seeds.
+PROPTEST_RNG_SEED ?= 20261124
 test-rust:
-	cargo test --profile ci -p wificc-core
+	PROPTEST_RNG_SEED=$(PROPTEST_RNG_SEED) cargo test --profile ci -p wificc-core
+
+FUZZ_CASES ?= 100000
+fuzz:
+	PROPTEST_CASES=$(FUZZ_CASES) cargo test --profile ci -p wificc-core --test scenario_errors \
+		no_document_makes_loading_or_running_panic
 
 test-python:
 	$(PY) -m pytest -q

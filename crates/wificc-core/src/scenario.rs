@@ -25,10 +25,10 @@ use serde_json::{Map, Value};
 use crate::cc;
 use crate::net::link::ETHERNET_OVERHEAD;
 use crate::net::packet::TCP_IP_HEADER;
-use crate::net::qdisc::QdiscSpec;
+use crate::net::qdisc::{Qdisc, QdiscSpec};
 use crate::net::trace::TraceLinkSpec;
 use crate::net::wifi::WifiSpec;
-use crate::parse::{show_secs, Buf, Dur, Rate, Size};
+use crate::parse::{show_secs, Buf, Buffer, Dur, Rate, Size};
 use crate::sim::Rng;
 use crate::tcp::config::{SenderConfig, TsqMode};
 use crate::units::{Bytes, NSEC_PER_MSEC, NSEC_PER_SEC};
@@ -671,7 +671,7 @@ impl Scenario {
                 )
             })?;
         }
-        check(&self.stack.host_qdisc).map_err(|m| err("stack.host_qdisc", m))
+        Ok(())
     }
 
     /// A flow's or a ping's start and stop times.
@@ -1083,10 +1083,26 @@ impl StackSpec {
                 "got \"0s\", expected a positive duration (Linux: 200ms)",
             ));
         }
+        self.host_qdisc(Rng::new(0, 0)).map(drop)
+    }
+
+    /// The host qdisc as every host NIC runs it, `rng` its own random stream. A NIC's qdisc has
+    /// no path to measure a BDP against, so its limit is in packets or bytes.
+    pub fn host_qdisc(&self, rng: Rng) -> Result<Box<dyn Qdisc>, ScenarioError> {
+        let field = "stack.host_qdisc";
+        if let Buf(Buffer::Bdp(_)) = self.host_qdisc.limit() {
+            return Err(err(
+                format!("{field}.limit"),
+                format!(
+                    "got \"{}\", expected packets or bytes such as \"1000p\" or \"1500kb\" \
+                     (a host NIC has no path BDP)",
+                    self.host_qdisc.limit().0
+                ),
+            ));
+        }
         self.host_qdisc
-            .validate()
-            .map_err(|m| err("stack.host_qdisc", m))?;
-        Ok(())
+            .build(0, self.mtu, rng)
+            .map_err(|m| err(field, m))
     }
 
     /// Parse `tsq` into a mode and the socket's pacing shift.

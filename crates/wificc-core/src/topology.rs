@@ -48,11 +48,7 @@ fn host_nic(
     l2: u32,
     stream: u64,
 ) -> Result<Link, ScenarioError> {
-    let q = s
-        .stack
-        .host_qdisc
-        .build(0, s.stack.mtu, Rng::new(s.seed, stream))
-        .map_err(|m| err("stack.host_qdisc", m))?;
+    let q = s.stack.host_qdisc(Rng::new(s.seed, stream))?;
     let mut nic = Link::new(name, rate, delay, l2, q);
     nic.reports_tx_completion = true;
     Ok(nic)

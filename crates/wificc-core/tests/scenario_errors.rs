@@ -185,6 +185,11 @@ fn invalid_scenarios_name_the_field_the_value_and_what_is_expected() {
             "stack.host_qdisc.interval: got \"-1ms\", expected a non-negative duration",
         ),
         toml(
+            with_stack("host_qdisc = { kind = \"ecn_step\", limit = \"100bdp\" }"),
+            "stack.host_qdisc.limit: got \"100bdp\", expected packets or bytes such as \"1000p\" \
+             or \"1500kb\" (a host NIC has no path BDP)",
+        ),
+        toml(
             with_stack("host_qdisc = { kind = \"fq_codel\", quantum = 1000 }"),
             "stack.host_qdisc: quantum = \"1000b\": expected at least the MTU (1500 bytes)",
         ),
@@ -1069,8 +1074,17 @@ fn load_and_run(doc: Value) -> Result<(), String> {
     Ok(())
 }
 
+/// Documents tried per run: 6000, or `PROPTEST_CASES`. `make test` fixes the random seed
+/// (`PROPTEST_RNG_SEED`) so that CI is repeatable; `make fuzz` searches with fresh seeds.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6000)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(6000))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn no_document_makes_loading_or_running_panic(doc in document()) {

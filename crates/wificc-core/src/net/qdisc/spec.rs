@@ -359,7 +359,7 @@ impl QdiscSpec {
     }
 
     /// The buffer limit (read through a copy: the spec is a small value without heap data).
-    fn limit(&self) -> Buf {
+    pub fn limit(&self) -> Buf {
         *self.clone().limit_mut()
     }
 
