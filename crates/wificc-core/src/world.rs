@@ -143,6 +143,8 @@ pub struct World {
     trace_delivered_at_warmup: Vec<u64>,
     /// TX completions reported by Wi-Fi (flow, truesize), drained after each BSS call.
     completed: Vec<(u32, u32)>,
+    /// Sockets whose TSQ handler runs after a batch of completions.
+    woken: Vec<u32>,
     pub step: Nanos,
     /// Summary statistics (percentiles, goodput) count from this time on.
     pub warmup: Nanos,
@@ -159,6 +161,7 @@ impl World {
             traces: Vec::new(),
             bsses: Vec::new(),
             completed: Vec::new(),
+            woken: Vec::new(),
             routes: Vec::new(),
             flows: Vec::new(),
             pings: Vec::new(),
@@ -356,6 +359,19 @@ impl World {
             self.dispatch(ev.event);
         }
         self.queue.advance_to(until);
+        self.catch_up_links();
+    }
+
+    /// Let every lazy link carry out the starts due by now (see `net::link`), so that its
+    /// backlog, counters and busy time are those of this instant.
+    fn catch_up_links(&mut self) {
+        let now = self.now();
+        for id in 0..self.links.len() as u32 {
+            if let Some(t) = self.links[id as usize].catch_up(now, &mut self.dropped) {
+                self.queue.schedule(t, Event::LinkArrival(id));
+            }
+            self.handle_drops(Some(id));
+        }
     }
 
     fn now(&self) -> Nanos {
@@ -396,10 +412,13 @@ impl World {
             }
             Event::LinkArrival(id) => {
                 let mut arrived = std::mem::take(&mut self.work);
-                if let Some(t) = self.links[id as usize].arrive(now, &mut arrived) {
+                if let Some(t) =
+                    self.links[id as usize].arrive(now, &mut arrived, &mut self.dropped)
+                {
                     self.queue.schedule(t, Event::LinkArrival(id));
                 }
                 self.work = arrived;
+                self.handle_drops(Some(id));
             }
             Event::TraceOpportunity(id) => {
                 let wake = self.traces[id as usize].opportunity(now, &mut self.dropped);
@@ -436,6 +455,7 @@ impl World {
                 flow.delivered_at_stop = Some(flow.receiver.delivered_bytes);
             }
             Event::Warmup => {
+                self.catch_up_links();
                 for flow in &mut self.flows {
                     if flow.start < now {
                         flow.delivered_at_from = flow.receiver.delivered_bytes;
@@ -445,6 +465,7 @@ impl World {
             }
             Event::PingSend(p) => self.send_ping(p),
             Event::Sample => {
+                self.catch_up_links();
                 self.sample();
                 self.queue.schedule(now + self.step, Event::Sample);
             }
@@ -488,10 +509,9 @@ impl World {
 
     /// Move every packet in the work queue to its next hop until the cascade settles.
     fn forward_all(&mut self) {
-        while let Some(mut pkt) = self.work.pop_front() {
+        while let Some(pkt) = self.work.pop_front() {
             let now = self.now();
             let hop = self.routes[pkt.route as usize][pkt.hop as usize];
-            pkt.hop += 1;
             match hop {
                 Hop::Link(l) => {
                     let wake = self.links[l as usize].accept(pkt, now, &mut self.dropped);
@@ -545,13 +565,26 @@ impl World {
     }
 
     /// Release the TSQ charge of the packets a BSS reported complete (acknowledged by a Block
-    /// Ack or finally dropped), then count its drops (their TSQ charge is in `completed`).
+    /// Ack or finally dropped), then run the TSQ handler of each socket this unthrottled, once
+    /// (in the order of their first completion), then count the drops (their TSQ charge is in
+    /// `completed`).
     fn wifi_completions(&mut self) {
-        let mut done = std::mem::take(&mut self.completed);
-        for (flow, truesize) in done.drain(..) {
-            self.with_sender(flow, |s, out| s.on_tx_complete(truesize, out));
+        if self.completed.is_empty() {
+            self.handle_drops(None);
+            return;
         }
-        self.completed = done;
+        let mut woken = std::mem::take(&mut self.woken);
+        for &(flow, truesize) in &self.completed {
+            if self.flows[flow as usize].sender.release_tx(truesize) {
+                woken.push(flow);
+            }
+        }
+        self.completed.clear();
+        for &flow in &woken {
+            self.with_sender(flow, |s, out| s.tsq_handler(out));
+        }
+        woken.clear();
+        self.woken = woken;
         self.handle_drops(None);
     }
 

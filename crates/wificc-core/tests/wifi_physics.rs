@@ -96,6 +96,28 @@ fn tsq_controls_aggregation() {
     }
 }
 
+/// A Block Ack frees its MPDUs' skbs together and the kernel's TSQ tasklet runs once after
+/// the batch (`tcp_wfree`, `tcp_tsq_handler`): a socket is throttled at most once per
+/// aggregate its station sends, not once per MPDU.
+#[test]
+fn a_block_ack_runs_the_tsq_handler_once() {
+    let r = run(json!({
+        "duration": "5s", "warmup": "1s",
+        "path": {"kind": "wifi", "rtt": "2ms", "radio": {"chipset": "ax201"}},
+        "stack": {"tsq": "1ms"},
+        "flows": [{"cc": "cubic"}],
+    }));
+    let (throttled, ppdus) = (r.flows[0].tsq_throttled, r.wifi[1].ppdus);
+    assert!(
+        throttled > 100,
+        "TSQ should bind at 1 ms: {throttled} throttles"
+    );
+    assert!(
+        throttled <= ppdus,
+        "{throttled} throttles for {ppdus} aggregates"
+    );
+}
+
 /// A download: data queue at the AP, TCP ACKs from the station; TSQ belongs to the server,
 /// whose NIC completes packets long before they reach the radio.
 #[test]

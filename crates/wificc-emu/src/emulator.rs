@@ -360,7 +360,7 @@ impl<'a> Loop<'a> {
             }
             self.advance(path, mark);
             if !self.warm && mark == self.warmup {
-                path.end_warmup();
+                path.end_warmup(mark);
                 self.warm = true;
             }
             if mark == self.next_sample {

@@ -246,7 +246,8 @@ impl EmuPath {
                 }
                 Due::LinkArrival(l) => {
                     let mut arrived = std::mem::take(&mut self.arrived);
-                    self.link_arrival_at[l] = self.world.links[l].arrive(t, &mut arrived);
+                    self.link_arrival_at[l] =
+                        self.world.links[l].arrive(t, &mut arrived, &mut self.dropped);
                     self.forward_arrived(&mut arrived, t, sink);
                 }
                 Due::Opportunity(x) => {
@@ -289,8 +290,8 @@ impl EmuPath {
         self.arrived = std::mem::take(arrived);
     }
 
-    fn next_hop(&mut self, mut pkt: Packet, now: Nanos, sink: &mut impl Sink) {
-        pkt.hop += 1;
+    /// The component that held `pkt` has already advanced it to its next hop.
+    fn next_hop(&mut self, pkt: Packet, now: Nanos, sink: &mut impl Sink) {
         self.forward(pkt, now, sink);
     }
 
@@ -345,20 +346,32 @@ impl EmuPath {
         }
     }
 
+    /// Let every lazy link carry out the starts due by `t` (see `wificc_core::net::link`), so
+    /// that its backlog and counters are those of that instant. Its drops are passed on with
+    /// the next event's.
+    fn catch_up_links(&mut self, t: Nanos) {
+        for l in 0..self.world.links.len() {
+            let arrival = self.world.links[l].catch_up(t, &mut self.dropped);
+            self.arm_link(l, None, arrival);
+        }
+    }
+
     fn flush_drops(&mut self, sink: &mut impl Sink) {
         for pkt in self.dropped.drain(..) {
             sink.dropped(pkt);
         }
     }
 
-    /// The end of the warm-up: utilisation counts from here.
-    pub fn end_warmup(&mut self) {
+    /// The end of the warm-up at model time `t`: utilisation counts from here.
+    pub fn end_warmup(&mut self, t: Nanos) {
+        self.catch_up_links(t);
         self.world.queues_end_warmup();
     }
 
     /// Append the backlog of every reported queue, and the Wi-Fi nodes' figures over the step,
     /// at model time `t` to their series.
     pub fn sample(&mut self, t: Nanos) {
+        self.catch_up_links(t);
         self.world.sample_queues(t);
         self.world.sample_wifi(t);
     }

@@ -9,6 +9,17 @@
 //!
 //! A link on a sending host's NIC reports TX completion (the end of serialisation) for TSQ, as a
 //! wired driver frees the skb on its TX-completion interrupt.
+//!
+//! A link with a propagation delay that reports no TX completion (a bottleneck, a backhaul)
+//! serialises lazily: it has no end-of-transmission event. While packets wait, each starts when
+//! the one before it ends, at `busy_until`; the link carries out those starts, each at its own
+//! time, whenever it is next touched: a packet arrives at its queue, its arrival event fires, or
+//! the world samples it. A qdisc's dequeue then sees exactly the queue and the time it would
+//! have seen at an end-of-transmission event, since every enqueue comes after the starts due by
+//! its time (a start and an enqueue at the same nanosecond: the start first). Nothing can
+//! arrive at the far end before `busy_until + delay`, so an arrival event pending at the wire's
+//! head or, with the wire empty, at that time keeps deliveries on time. This removes one event
+//! per packet on a backlogged bottleneck.
 
 use std::collections::VecDeque;
 
@@ -67,10 +78,20 @@ pub struct DelayLine {
 }
 
 impl DelayLine {
-    /// Put `pkt` on the line, due at `at`; returns `Some(at)` when an arrival event must be
-    /// scheduled (none is pending).
+    /// Put `pkt` on the line, due at `at`, headed for the next hop of its route (see
+    /// `Packet::hop`); returns `Some(at)` when an arrival event must be scheduled (none is
+    /// pending).
     pub fn push(&mut self, at: Nanos, pkt: Packet) -> Option<Nanos> {
         self.wire.push_back((at, pkt));
+        if let Some((_, held)) = self.wire.back_mut() {
+            held.hop += 1;
+        }
+        self.arm(at)
+    }
+
+    /// Ask for an arrival event at `at` unless one is pending: `Some(at)` when it must be
+    /// scheduled. The event may find nothing due (a lazy link's probe for its next start).
+    pub fn arm(&mut self, at: Nanos) -> Option<Nanos> {
         if self.arrival_pending {
             None
         } else {
@@ -152,22 +173,77 @@ impl Link {
         self.loss = (p > 0.0).then_some((p, rng));
     }
 
+    /// Whether the link serialises lazily (see the module doc): it has a delay line and no TX
+    /// completion to report.
+    #[inline]
+    fn lazy(&self) -> bool {
+        self.delay > 0 && !self.reports_tx_completion
+    }
+
+    /// A lazy link carries out every start due by `now`, each at its own time (a no-op for
+    /// other links). Returns the arrival event to schedule, if one is needed and none pending.
+    pub fn catch_up(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Nanos> {
+        let mut arrival = None;
+        if self.lazy() {
+            while self.busy_until <= now && !self.qdisc.is_empty() {
+                match self.start(self.busy_until, dropped) {
+                    Some(at) => arrival = arrival.or(at),
+                    None => break,
+                }
+            }
+        }
+        arrival
+    }
+
+    /// A lazy link's arrival event when the wire is empty: the next queued packet cannot
+    /// arrive before the current transmission's end plus the delay.
+    fn probe(&mut self) -> Option<Nanos> {
+        if self.lazy() && !self.qdisc.is_empty() {
+            self.wire.arm(self.busy_until + self.delay)
+        } else {
+            None
+        }
+    }
+
     /// A packet arrives at the link's queue.
     pub fn accept(&mut self, mut pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) -> Wake {
+        let lazy = self.lazy();
+        let mut arrival = if lazy {
+            self.catch_up(now, dropped)
+        } else {
+            None
+        };
         if let Some((p, rng)) = self.loss.as_mut() {
             if rng.chance(*p) {
                 self.random_losses += 1;
                 dropped.push(pkt);
-                return Wake::default();
+                return Wake {
+                    tx_done: None,
+                    arrival,
+                };
             }
         }
-        pkt.enqueued = now;
+        let idle = !self.tx_pending && now >= self.busy_until;
+        if idle && self.qdisc.bypass(&pkt) {
+            self.max_backlog = self.max_backlog.max(1);
+            pkt.enqueued = now;
+            arrival = arrival.or(self.start_with(pkt, now));
+            return self.after_start(arrival);
+        }
         self.qdisc.enqueue(pkt, now, dropped);
         self.max_backlog = self.max_backlog.max(self.qdisc.len());
-        if self.tx_pending {
+        if idle {
+            if let Some(at) = self.start(now, dropped) {
+                return self.after_start(arrival.or(at));
+            }
+        }
+        if lazy {
+            Wake {
+                tx_done: None,
+                arrival: arrival.or_else(|| self.probe()),
+            }
+        } else if self.tx_pending || idle {
             Wake::default()
-        } else if now >= self.busy_until {
-            self.start_next(now, dropped)
         } else {
             // Busy: make sure the serialiser wakes up to take the next packet.
             self.tx_pending = true;
@@ -178,24 +254,26 @@ impl Link {
         }
     }
 
-    /// Start serialising the next queued packet, if any. The packet goes onto the wire at once
-    /// (it arrives at end + delay); the end of serialisation needs an event only to start the
-    /// next queued packet, to hand over a zero-delay packet, or to report TX completion.
-    fn start_next(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Wake {
-        let Some(pkt) = self.qdisc.dequeue(now, dropped) else {
-            return Wake::default();
-        };
-        if now >= self.record_from {
-            self.sojourn.record(now - pkt.enqueued);
+    /// Dequeue the next packet and start serialising it at `at`: `None` when the qdisc had
+    /// nothing to send, else the arrival event to schedule (see [`Link::start_with`]).
+    fn start(&mut self, at: Nanos, dropped: &mut Vec<Packet>) -> Option<Option<Nanos>> {
+        let pkt = self.qdisc.dequeue(at, dropped)?;
+        Some(self.start_with(pkt, at))
+    }
+
+    /// Start serialising `pkt` at `at`. It goes onto the wire at once (it arrives at end +
+    /// delay) or, on a zero-delay link, into service until the end. Returns the arrival
+    /// event to schedule, if any.
+    fn start_with(&mut self, mut pkt: Packet, at: Nanos) -> Option<Nanos> {
+        if at >= self.record_from {
+            self.sojourn.record(at - pkt.enqueued);
         }
         let dur = self.tx_time((pkt.size + self.l2_overhead) as u64);
-        let end = now + dur;
+        let end = at + dur;
         self.busy_time += dur;
         self.busy_until = end;
         self.tx_packets += 1;
         self.tx_bytes += pkt.size as u64;
-        let mut wake = Wake::default();
-        let mut pkt = pkt;
         if self.reports_tx_completion && pkt.kind == Kind::Data && pkt.truesize > 0 {
             self.completion = Some((pkt.flow, pkt.truesize));
             self.tx_pending = true;
@@ -203,18 +281,32 @@ impl Link {
             pkt.truesize = 0;
         }
         if self.delay == 0 {
-            self.in_service = Some(pkt);
+            let held = self.in_service.insert(pkt);
+            held.hop += 1; // in place: see `Packet::hop`
             self.tx_pending = true;
+            None
         } else {
-            wake.arrival = self.wire.push(end + self.delay, pkt);
+            self.wire.push(end + self.delay, pkt)
+        }
+    }
+
+    /// What a link asks for after a start: a lazy link only its arrival event; another link
+    /// also the end of the transmission when it must start the next queued packet, hand over
+    /// a zero-delay packet or report TX completion then.
+    fn after_start(&mut self, arrival: Option<Nanos>) -> Wake {
+        if self.lazy() {
+            return Wake {
+                tx_done: None,
+                arrival: arrival.or_else(|| self.probe()),
+            };
         }
         if !self.qdisc.is_empty() {
             self.tx_pending = true; // the next queued packet starts at `end`
         }
-        if self.tx_pending {
-            wake.tx_done = Some(end);
+        Wake {
+            tx_done: self.tx_pending.then_some(self.busy_until),
+            arrival,
         }
-        wake
     }
 
     /// Serialisation time of `wire_bytes` at the link's rate.
@@ -234,7 +326,10 @@ impl Link {
         let wake = if self.qdisc.is_empty() {
             Wake::default()
         } else {
-            self.start_next(now, dropped)
+            match self.start(now, dropped) {
+                Some(arrival) => self.after_start(arrival),
+                None => Wake::default(),
+            }
         };
         Done {
             arrived,
@@ -243,10 +338,16 @@ impl Link {
         }
     }
 
-    /// The head of the delay line is due: move every packet due by `now` to `out`, and return
-    /// when the next one is due.
-    pub fn arrive(&mut self, now: Nanos, out: &mut VecDeque<Packet>) -> Option<Nanos> {
-        self.wire.arrive(now, out)
+    /// The arrival event: move every packet due by `now` to `out`, and return when the next
+    /// arrival event is due (a lazy link first carries out the starts due by `now`).
+    pub fn arrive(
+        &mut self,
+        now: Nanos,
+        out: &mut VecDeque<Packet>,
+        dropped: &mut Vec<Packet>,
+    ) -> Option<Nanos> {
+        self.catch_up(now, dropped);
+        self.wire.arrive(now, out).or_else(|| self.probe())
     }
 
     /// Time spent transmitting since the warm-up.
@@ -264,5 +365,183 @@ impl Link {
 
     pub fn qdisc_stats(&self) -> QdiscStats {
         self.qdisc.stats()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::qdisc::testutil::pkt;
+    use crate::net::qdisc::{Codel, CodelParams, Fifo, FifoLimit, PfifoFast};
+    use crate::units::NSEC_PER_MSEC;
+
+    const MS: Nanos = NSEC_PER_MSEC;
+
+    /// What a link did with the packets offered to it.
+    #[derive(Debug, PartialEq)]
+    struct Outcome {
+        /// (arrival time, seq, hop) at the far end.
+        delivered: Vec<(Nanos, u64, u16)>,
+        dropped: Vec<u64>,
+        sojourn: (u64, Option<f64>, Option<f64>, Option<u64>),
+        stats: QdiscStats,
+        busy_time: Nanos,
+        tx_packets: u64,
+        max_backlog: usize,
+        /// Events handled: (ends of transmission, arrival events).
+        events: (u32, u32),
+    }
+
+    /// Offer `offers` (time, packet) to `link` and handle its events in time order until
+    /// nothing is pending; at the same nanosecond an end of transmission comes first, then an
+    /// offer, then an arrival. Checks that the link never asks for an event already pending.
+    fn drive(mut link: Link, offers: &[(Nanos, Packet)]) -> Outcome {
+        let (mut tx_at, mut arrival_at) = (None::<Nanos>, None::<Nanos>);
+        let (mut dropped, mut out) = (Vec::new(), VecDeque::new());
+        let mut delivered = Vec::new();
+        let mut events = (0, 0);
+        let apply = |w: Wake, tx_at: &mut Option<Nanos>, arrival_at: &mut Option<Nanos>| {
+            if let Some(t) = w.tx_done {
+                assert!(tx_at.is_none(), "a second end of transmission at {t}");
+                *tx_at = Some(t);
+            }
+            if let Some(t) = w.arrival {
+                assert!(arrival_at.is_none(), "a second arrival event at {t}");
+                *arrival_at = Some(t);
+            }
+        };
+        let mut i = 0;
+        loop {
+            let offer = offers.get(i).map(|o| o.0);
+            let Some(t) = [tx_at, offer, arrival_at].into_iter().flatten().min() else {
+                break;
+            };
+            if tx_at == Some(t) {
+                tx_at = None;
+                events.0 += 1;
+                let done = link.tx_done(t, &mut dropped);
+                assert!(done.arrived.is_none() && done.completed.is_none());
+                apply(done.wake, &mut tx_at, &mut arrival_at);
+            } else if offer == Some(t) {
+                let w = link.accept(offers[i].1, t, &mut dropped);
+                i += 1;
+                apply(w, &mut tx_at, &mut arrival_at);
+            } else {
+                events.1 += 1;
+                arrival_at = link.arrive(t, &mut out, &mut dropped);
+                delivered.extend(out.drain(..).map(|p| (t, p.seq, p.hop)));
+            }
+        }
+        assert!(link.qdisc.is_empty() && link.wire.wire.is_empty());
+        let h = &link.sojourn;
+        Outcome {
+            delivered,
+            dropped: dropped.iter().map(|p| p.seq).collect(),
+            sojourn: (h.count(), h.quantile(0.5), h.quantile(0.99), h.max()),
+            stats: link.qdisc_stats(),
+            busy_time: link.busy_time,
+            tx_packets: link.tx_packets,
+            max_backlog: link.max_backlog,
+            events,
+        }
+    }
+
+    /// Bursty offers: runs of up to 30 packets, full-sized or ACK-sized, at random gaps.
+    fn bursty(n: u64, seed: u64) -> Vec<(Nanos, Packet)> {
+        let mut rng = Rng::new(seed, 1);
+        let mut t = 0;
+        let mut offers = Vec::new();
+        while (offers.len() as u64) < n {
+            t += rng.range_u64(0, 40 * MS);
+            for _ in 0..rng.range_u64(1, 31) {
+                let size = if rng.chance(0.3) { 52 } else { 1500 };
+                offers.push((t, pkt(0, size, offers.len() as u64, t)));
+                t += rng.range_u64(0, 2) * 100_000;
+            }
+        }
+        offers
+    }
+
+    fn link(qdisc: Box<dyn Qdisc>, lazy: bool) -> Link {
+        let mut l = Link::new("l", 10_000_000, 5 * MS, 38, qdisc);
+        // Reporting TX completion keeps a link eager; these packets have nothing to report.
+        l.reports_tx_completion = !lazy;
+        assert_eq!(l.lazy(), lazy);
+        l
+    }
+
+    #[test]
+    fn lazy_serialisation_gives_exactly_the_eager_links_deliveries_drops_and_sojourns() {
+        let queues: [fn() -> Box<dyn Qdisc>; 3] = [
+            || Box::new(Fifo::new(FifoLimit::Packets(20), false)),
+            || Box::new(PfifoFast::new(25)),
+            || {
+                let params = CodelParams {
+                    target: 2 * MS,
+                    interval: 20 * MS,
+                    ..CodelParams::new(1500)
+                };
+                Box::new(Codel::new(1000, params))
+            },
+        ];
+        for (k, q) in queues.iter().enumerate() {
+            let offers = bursty(3000, k as u64);
+            let eager = drive(link(q(), false), &offers);
+            let lazy = drive(link(q(), true), &offers);
+            assert!(!eager.dropped.is_empty(), "queue {k}: the test should drop");
+            assert!(eager.events.0 > 1000, "queue {k}: {:?}", eager.events);
+            assert_eq!(lazy.events.0, 0);
+            assert_eq!(
+                Outcome {
+                    events: eager.events,
+                    ..lazy
+                },
+                eager,
+                "queue {k}"
+            );
+            assert!(
+                eager.delivered.iter().all(|d| d.2 == 1),
+                "each hop advanced once"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lazy_link_starts_each_packet_when_the_one_before_ends() {
+        // 1 Mbit/s, no L2 overhead: a 1500-byte packet takes 12 ms; 10 ms of delay.
+        let mut l = Link::new("l", 1_000_000, 10 * MS, 0, Box::new(PfifoFast::new(10)));
+        let mut dropped = Vec::new();
+        let mut arrival = None;
+        for seq in 0..3 {
+            let w = l.accept(pkt(0, 1500, seq, 0), 0, &mut dropped);
+            assert_eq!(w.tx_done, None);
+            arrival = arrival.or(w.arrival);
+        }
+        assert_eq!(arrival, Some(22 * MS));
+        // At 13 ms the second packet is on the wire and the third waits.
+        assert_eq!(l.catch_up(13 * MS, &mut dropped), None);
+        assert_eq!((l.backlog_packets(), l.tx_packets), (1, 2));
+        let mut out = VecDeque::new();
+        let mut at = Vec::new();
+        let mut next = arrival;
+        while let Some(t) = next {
+            next = l.arrive(t, &mut out, &mut dropped);
+            at.extend(out.drain(..).map(|p| (t / MS, p.seq)));
+        }
+        assert_eq!(at, vec![(22, 0), (34, 1), (46, 2)]);
+        assert_eq!(l.sojourn.quantile(1.0), Some(24.0 * MS as f64));
+        assert_eq!(l.busy_time, 36 * MS);
+        assert!(dropped.is_empty());
+    }
+
+    #[test]
+    fn an_idle_link_sends_through_an_empty_fifo_without_queueing() {
+        let mut l = Link::new("l", 1_000_000, 10 * MS, 0, Box::new(PfifoFast::new(10)));
+        let mut dropped = Vec::new();
+        let w = l.accept(pkt(0, 1500, 0, 0), 5 * MS, &mut dropped);
+        assert_eq!(w.arrival, Some(27 * MS));
+        let st = l.qdisc_stats();
+        assert_eq!((st.enqueued, st.dequeued, l.max_backlog), (1, 1, 1));
+        assert_eq!(l.sojourn.max(), Some(0));
     }
 }

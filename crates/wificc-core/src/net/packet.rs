@@ -78,7 +78,10 @@ pub struct Packet {
     /// DiffServ codepoint (6 bits), for pfifo_fast bands and Wi-Fi access categories.
     pub dscp: u8,
     flags: u8,
-    /// Index of the next hop on the route.
+    /// Index on the route of the hop the packet goes to next. The component holding a packet
+    /// advances it in its own storage once it has stored the packet for the last time (a
+    /// link's wire, a BSS's numbered MPDU), never on the packet in hand just before a copy:
+    /// a narrow store followed at once by the copy's wide loads stalls store forwarding.
     pub hop: u16,
     nsack: u8,
     /// Flow (TCP connection) or ping index, per `kind`.

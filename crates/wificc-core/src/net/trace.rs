@@ -440,7 +440,7 @@ impl TraceLink {
     }
 
     /// A packet arrives at the link.
-    pub fn accept(&mut self, mut pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) -> TraceWake {
+    pub fn accept(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) -> TraceWake {
         if self.rng.chance(self.loss) {
             self.lost += 1;
             dropped.push(pkt);
@@ -448,7 +448,6 @@ impl TraceLink {
         }
         let mut wake = TraceWake::default();
         self.serve(now, dropped, &mut wake);
-        pkt.enqueued = now;
         self.qdisc.enqueue(pkt, now, dropped);
         self.max_backlog = self.max_backlog.max(self.backlog_packets());
         self.arm(&mut wake);

@@ -691,12 +691,23 @@ impl TcpSender {
 
     /// A packet of this socket left the host (TX completion): release its TSQ charge.
     pub fn on_tx_complete(&mut self, truesize: u32, out: &mut Out) {
+        if self.release_tx(truesize) {
+            self.tsq_handler(out);
+        }
+    }
+
+    /// `tcp_wfree`: release one packet's TSQ charge. True when TSQ had throttled the socket,
+    /// so that its handler must now run: once for a batch of completions freed together (a
+    /// Block Ack), as the kernel's TSQ tasklet runs after the driver has freed the batch.
+    pub fn release_tx(&mut self, truesize: u32) -> bool {
         self.below_bytes = self.below_bytes.saturating_sub(truesize as u64);
         self.below_packets = self.below_packets.saturating_sub(1);
-        if self.tsq_throttled {
-            self.tsq_throttled = false;
-            self.write_xmit(out);
-        }
+        std::mem::take(&mut self.tsq_throttled)
+    }
+
+    /// `tcp_tsq_handler`: send what TSQ held back.
+    pub fn tsq_handler(&mut self, out: &mut Out) {
+        self.write_xmit(out);
     }
 
     // ----- ACK processing -----

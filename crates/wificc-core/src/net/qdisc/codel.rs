@@ -323,10 +323,10 @@ impl Codel {
 }
 
 impl Qdisc for Codel {
-    fn enqueue(&mut self, pkt: Packet, _now: Nanos, dropped: &mut Vec<Packet>) {
+    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
         self.enqueued += 1;
         if self.q.len() < self.limit as usize {
-            self.q.push(pkt);
+            self.q.push_stamped(pkt, now);
         } else {
             self.overlimit += 1;
             dropped.push(pkt);

@@ -54,14 +54,14 @@ impl Fifo {
         self
     }
 
-    /// Queue `pkt`, step-marking it if it joins K packets or more.
-    fn push(&mut self, mut pkt: Packet) {
+    /// Queue `pkt` at `now`, step-marking it if it joins K packets or more.
+    fn push(&mut self, mut pkt: Packet, now: Nanos) {
         if let Some(k) = self.mark_at {
             if self.q.len() >= k as usize && set_ce(&mut pkt) {
                 self.stats.ecn_marked += 1;
             }
         }
-        self.q.push(pkt);
+        self.q.push_stamped(pkt, now);
     }
 
     /// Would the queue be within its limit holding `len` packets of `bytes` bytes?
@@ -74,17 +74,17 @@ impl Fifo {
 }
 
 impl Qdisc for Fifo {
-    fn enqueue(&mut self, pkt: Packet, _now: Nanos, dropped: &mut Vec<Packet>) {
+    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
         self.stats.enqueued += 1;
         if self.head_drop {
-            self.push(pkt);
+            self.push(pkt, now);
             while !self.within(self.q.len(), self.q.bytes()) {
                 let Some(old) = self.q.pop() else { break };
                 self.stats.dropped += 1;
                 dropped.push(old);
             }
         } else if self.within(self.q.len() + 1, self.q.bytes() + pkt.bytes()) {
-            self.push(pkt);
+            self.push(pkt, now);
         } else {
             self.stats.dropped += 1;
             dropped.push(pkt);
@@ -107,6 +107,17 @@ impl Qdisc for Fifo {
 
     fn stats(&self) -> QdiscStats {
         self.stats
+    }
+
+    fn bypass(&mut self, pkt: &Packet) -> bool {
+        // An empty queue marks nothing (K >= 1) and, with or without head drop, keeps the
+        // packet if it fits alone.
+        if !self.q.is_empty() || self.mark_at == Some(0) || !self.within(1, pkt.bytes()) {
+            return false;
+        }
+        self.stats.enqueued += 1;
+        self.stats.dequeued += 1;
+        true
     }
 }
 

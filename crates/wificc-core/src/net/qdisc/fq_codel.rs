@@ -240,14 +240,14 @@ impl FqCodel {
 }
 
 impl Qdisc for FqCodel {
-    fn enqueue(&mut self, pkt: Packet, _now: Nanos, dropped: &mut Vec<Packet>) {
+    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
         self.enqueued += 1;
         let idx = self.bucket(&pkt);
         self.len += 1;
         self.bytes += pkt.bytes();
         self.memory += mem_charge(&pkt);
         let flow = &mut self.flows[idx];
-        flow.q.push(pkt);
+        flow.q.push_stamped(pkt, now);
         if !flow.listed {
             flow.listed = true;
             flow.deficit = self.params.quantum as i64;

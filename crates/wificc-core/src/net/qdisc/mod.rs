@@ -61,9 +61,9 @@ pub struct QdiscStats {
 
 /// The interface every queueing discipline implements.
 pub trait Qdisc: Send {
-    /// Offer `pkt` (already stamped with its enqueue time) at `now`. Any packet dropped as a
-    /// consequence (this one, or an older one for head-drop and fq_codel's fat-flow drop) is
-    /// pushed to `dropped`.
+    /// Offer `pkt` at `now`; a packet the qdisc keeps has `now` as its enqueue time
+    /// (`PacketQueue::push_stamped`). Any packet dropped as a consequence (this one, or an
+    /// older one for head-drop and fq_codel's fat-flow drop) is pushed to `dropped`.
     fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>);
     /// Take the next packet to transmit, if any. AQM drops made on the way go to `dropped`.
     fn dequeue(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Packet>;
@@ -75,6 +75,13 @@ pub trait Qdisc: Send {
         self.len() == 0
     }
     fn stats(&self) -> QdiscStats;
+    /// Linux `TCQ_F_CAN_BYPASS`: an idle device may send `pkt` straight through an empty
+    /// work-conserving FIFO. True when this qdisc would have accepted `pkt` and handed it back
+    /// unchanged at once; it then counts the packet as enqueued and dequeued. Qdiscs whose
+    /// dequeue can do more than that (AQMs, flow queueing) keep the default, false.
+    fn bypass(&mut self, _pkt: &Packet) -> bool {
+        false
+    }
 }
 
 /// A FIFO ring of packets that keeps its byte count.
@@ -92,6 +99,16 @@ impl PacketQueue {
     pub fn push(&mut self, pkt: Packet) {
         self.bytes += pkt.bytes();
         self.q.push_back(pkt);
+    }
+
+    /// Queue `pkt` with `now` as its enqueue time, stamped in place: a qdisc's `enqueue`
+    /// stores packets this way (see `Packet::hop` for why not on the packet in hand).
+    pub fn push_stamped(&mut self, pkt: Packet, now: Nanos) {
+        self.bytes += pkt.bytes();
+        self.q.push_back(pkt);
+        if let Some(held) = self.q.back_mut() {
+            held.enqueued = now;
+        }
     }
 
     pub fn pop(&mut self) -> Option<Packet> {

@@ -70,11 +70,11 @@ impl PfifoFast {
 }
 
 impl Qdisc for PfifoFast {
-    fn enqueue(&mut self, pkt: Packet, _now: Nanos, dropped: &mut Vec<Packet>) {
+    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
         self.stats.enqueued += 1;
         if self.len < self.limit as usize {
             self.len += 1;
-            self.bands[band_of(pkt.dscp)].push(pkt);
+            self.bands[band_of(pkt.dscp)].push_stamped(pkt, now);
         } else {
             self.stats.dropped += 1;
             dropped.push(pkt);
@@ -94,6 +94,15 @@ impl Qdisc for PfifoFast {
 
     fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    fn bypass(&mut self, _pkt: &Packet) -> bool {
+        if self.len != 0 || self.limit == 0 {
+            return false;
+        }
+        self.stats.enqueued += 1;
+        self.stats.dequeued += 1;
+        true
     }
 
     fn bytes(&self) -> Bytes {

@@ -386,7 +386,7 @@ impl Qdisc for Pie {
             false
         };
         if accept {
-            self.q.push(pkt);
+            self.q.push_stamped(pkt, now);
         } else {
             self.drop(pkt, dropped);
         }

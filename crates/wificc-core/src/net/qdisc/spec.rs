@@ -632,6 +632,43 @@ mod tests {
         }
     }
 
+    /// Every kind stamps the packets it keeps with the enqueue time it was given, whatever the
+    /// packet carried; only the plain FIFOs let an idle device bypass them, and only while empty.
+    #[test]
+    fn every_kind_stamps_enqueue_times_and_only_empty_fifos_bypass() {
+        for (kind, bypasses) in [
+            ("pfifo", true),
+            ("bfifo", true),
+            ("pfifo_fast", true),
+            ("codel", false),
+            ("fq_codel", false),
+            ("pie", false),
+            ("ecn_step", true),
+        ] {
+            let spec = json(&format!(r#"{{"kind": "{kind}", "limit": "100p"}}"#)).unwrap();
+            let mut q = spec.build(125_000, 1500, Rng::new(1, 1)).unwrap();
+            assert_eq!(q.bypass(&pkt(0, 1500, 0, 0)), bypasses, "{kind}");
+            let st = q.stats();
+            assert_eq!(
+                (st.enqueued, st.dequeued),
+                (bypasses as u64, bypasses as u64)
+            );
+            let mut dropped = Vec::new();
+            q.enqueue(pkt(0, 1500, 1, 3), 7, &mut dropped);
+            assert!(
+                !q.bypass(&pkt(0, 1500, 2, 7)),
+                "{kind}: not while a packet waits"
+            );
+            let got = q.dequeue(7, &mut dropped).unwrap();
+            assert_eq!((got.seq, got.enqueued), (1, 7), "{kind}");
+        }
+        // A FIFO keeps to its limit and marking threshold when bypassed.
+        let mut small = Fifo::new(FifoLimit::Bytes(1000), false);
+        assert!(!small.bypass(&pkt(0, 1500, 0, 0)));
+        let mut marks_all = Fifo::new(FifoLimit::Packets(10), false).with_step_marking(0);
+        assert!(!marks_all.bypass(&pkt(0, 1500, 0, 0)));
+    }
+
     #[test]
     fn unknown_fields_and_kinds_are_rejected() {
         let e = json(r#"{"kind": "pfifo", "limt": "10p"}"#).unwrap_err();

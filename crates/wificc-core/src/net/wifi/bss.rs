@@ -357,7 +357,7 @@ impl Bss {
     /// when the BSS needs a wake-up at t earlier than any it asked for before.
     pub fn accept(
         &mut self,
-        mut pkt: Packet,
+        pkt: Packet,
         from: u16,
         to: u16,
         now: Nanos,
@@ -377,7 +377,6 @@ impl Bss {
             let seed = stream_seed(txq_seed, (ei * nodes + to) as u64);
             Box::new(Session::new(spec.build(standard, seed)))
         });
-        pkt.enqueued = now;
         let before = out.dropped.len();
         session.txq.enqueue(pkt, now, out.dropped);
         e.backlog += 1;
@@ -512,6 +511,9 @@ impl Bss {
                 break;
             }
             agg.push(s.number(pkt));
+            if let Some(m) = agg.mpdus.last_mut() {
+                m.pkt.hop += 1; // in place: see `Packet::hop`
+            }
             e.backlog -= 1;
         }
         if agg.mpdus.is_empty() {
