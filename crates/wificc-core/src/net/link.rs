@@ -381,7 +381,7 @@ mod tests {
     #[derive(Debug, PartialEq)]
     struct Outcome {
         /// (arrival time, seq, hop) at the far end.
-        delivered: Vec<(Nanos, u64, u16)>,
+        delivered: Vec<(Nanos, u64, u32)>,
         dropped: Vec<u64>,
         sojourn: (u64, Option<f64>, Option<f64>, Option<u64>),
         stats: QdiscStats,
