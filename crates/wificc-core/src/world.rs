@@ -546,7 +546,7 @@ impl World {
                 Hop::Sender(f) => self.with_sender(f, |s, out| s.on_ack(&pkt, out)),
                 Hop::PingEcho(p) => {
                     let mut reply = pkt;
-                    reply.kind = Kind::PingReply;
+                    reply.set_kind(Kind::PingReply);
                     reply.route = self.pings[p as usize].return_route;
                     reply.hop = 0;
                     self.work.push_back(reply);
@@ -601,10 +601,10 @@ impl World {
         let reports = link.is_some_and(|l| self.links[l as usize].reports_tx_completion);
         let dropped = std::mem::take(&mut self.dropped);
         for p in &dropped {
-            if matches!(p.kind, Kind::Data | Kind::Ack) {
+            if matches!(p.kind(), Kind::Data | Kind::Ack) {
                 self.flows[p.flow as usize].drops += 1;
             }
-            if reports && p.kind == Kind::Data && p.truesize > 0 {
+            if reports && p.kind() == Kind::Data && p.truesize > 0 {
                 self.with_sender(p.flow, |s, out| s.on_tx_complete(p.truesize, out));
             }
         }

@@ -152,7 +152,7 @@ struct Deliver<'a> {
 
 impl Sink for Deliver<'_> {
     fn deliver(&mut self, host: usize, pkt: Packet, at: Nanos) {
-        if pkt.ecn == Ecn::Ce {
+        if pkt.ecn() == Ecn::Ce {
             ip::set_ce(self.slots.bytes_mut(&pkt));
         }
         let actual = self.clock.now();

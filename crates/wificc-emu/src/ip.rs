@@ -143,7 +143,7 @@ impl Ipv4Info {
     /// The wificc-core packet for this datagram, its bytes in slot `slot`, read at `now`.
     pub fn packet(&self, slot: u64, route: u32, now: Nanos) -> Packet {
         let mut pkt = Packet::new(self.kind(), self.flow_hash(), route, self.len, now);
-        pkt.ecn = self.ecn();
+        pkt.set_ecn(self.ecn());
         pkt.dscp = self.tos >> 2;
         pkt.payload = self.tcp_payload;
         pkt.seq = slot;
@@ -219,7 +219,7 @@ pub(crate) mod tests {
         // TOS 0xba = DSCP 46 (EF) << 2 | ECT(0) (0b10).
         let info = parse(&tcp_datagram(100, 0xba)).unwrap();
         let pkt = info.packet(7, 3, 1000);
-        assert_eq!((pkt.dscp, pkt.ecn), (46, Ecn::Ect0));
+        assert_eq!((pkt.dscp, pkt.ecn()), (46, Ecn::Ect0));
         assert_eq!(
             (pkt.seq, pkt.route, pkt.size, pkt.payload),
             (7, 3, 152, 100)

@@ -274,7 +274,7 @@ impl Link {
         self.busy_until = end;
         self.tx_packets += 1;
         self.tx_bytes += pkt.size as u64;
-        if self.reports_tx_completion && pkt.kind == Kind::Data && pkt.truesize > 0 {
+        if self.reports_tx_completion && pkt.kind() == Kind::Data && pkt.truesize > 0 {
             self.completion = Some((pkt.flow, pkt.truesize));
             self.tx_pending = true;
             // The skb is freed at the host: no later hop may report its completion again.

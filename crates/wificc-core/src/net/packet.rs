@@ -17,11 +17,22 @@ pub const UDP_HEADER: u32 = 28;
 
 /// ECN codepoint in the IP header (RFC 3168).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
 pub enum Ecn {
     #[default]
     NotEct,
     Ect0,
     Ce,
+}
+
+impl Ecn {
+    fn from_byte(b: u8) -> Ecn {
+        match b {
+            1 => Ecn::Ect0,
+            2 => Ecn::Ce,
+            _ => Ecn::NotEct,
+        }
+    }
 }
 
 /// What a packet is, for the endpoint that receives it.
@@ -35,6 +46,17 @@ pub enum Kind {
     PingRequest,
     /// The echo reply; `sent` still holds the request's send time.
     PingReply,
+}
+
+impl Kind {
+    fn from_byte(b: u8) -> Kind {
+        match b {
+            0 => Kind::Data,
+            1 => Kind::Ack,
+            2 => Kind::PingRequest,
+            _ => Kind::PingReply,
+        }
+    }
 }
 
 /// A SACK block: segments [start, end) received above the cumulative ACK.
@@ -73,11 +95,14 @@ const F_DELAYED: u8 = 8;
 /// [`Packet::set_ack`] convert. The 80 bytes hold no padding (`hop` and `nsack` are 32-bit for
 /// that): with padding, copies move an odd number of bytes in overlapping 16-byte chunks, and
 /// the next copy's aligned loads then cannot take their bytes from the store buffer (a
-/// store-forwarding stall on every hop, measured at about 5% of a run).
+/// store-forwarding stall on every hop, measured at about 5% of a run). For the same reason
+/// the kind and the ECN codepoint are stored as plain bytes: a packet has no invalid bit
+/// pattern, so `Option<Packet>` carries its own tag instead of borrowing the kind's spare
+/// values, and a copy moves the packet whole rather than its kind apart from the rest.
 #[derive(Debug, Clone, Copy)]
 pub struct Packet {
-    pub kind: Kind,
-    pub ecn: Ecn,
+    kind: u8,
+    ecn: u8,
     /// DiffServ codepoint (6 bits), for pfifo_fast bands and Wi-Fi access categories.
     pub dscp: u8,
     flags: u8,
@@ -111,8 +136,8 @@ impl Packet {
     /// A packet of `kind` and `size` bytes on `route`, all other fields zeroed.
     pub fn new(kind: Kind, flow: u32, route: u32, size: u32, now: Nanos) -> Self {
         Packet {
-            kind,
-            ecn: Ecn::NotEct,
+            kind: kind as u8,
+            ecn: Ecn::NotEct as u8,
             dscp: 0,
             flags: 0,
             hop: 0,
@@ -142,6 +167,22 @@ impl Packet {
     }
 
     /// This segment is a retransmission.
+    pub fn kind(&self) -> Kind {
+        Kind::from_byte(self.kind)
+    }
+
+    pub fn set_kind(&mut self, kind: Kind) {
+        self.kind = kind as u8;
+    }
+
+    pub fn ecn(&self) -> Ecn {
+        Ecn::from_byte(self.ecn)
+    }
+
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = ecn as u8;
+    }
+
     pub fn retrans(&self) -> bool {
         self.flag(F_RETRANS)
     }
@@ -213,10 +254,13 @@ mod tests {
         let fields = 3 * size_of::<u64>()
             + size_of::<[[u32; 2]; 3]>()
             + 7 * size_of::<u32>()
-            + size_of::<Kind>()
-            + size_of::<Ecn>()
-            + 2 * size_of::<u8>();
+            + 4 * size_of::<u8>();
         assert_eq!(fields, 80, "every byte belongs to a field");
+        assert_eq!(
+            size_of::<Option<Packet>>(),
+            88,
+            "no niche: Option keeps its own tag"
+        );
     }
 
     #[test]

@@ -86,7 +86,7 @@ impl TcpReceiver {
         now: Nanos,
         acks: &mut VecDeque<Packet>,
     ) -> Option<Nanos> {
-        let ce = pkt.ecn == Ecn::Ce;
+        let ce = pkt.ecn() == Ecn::Ce;
         if self.ecn == EcnEcho::Dctcp && ce != self.ce_state {
             // Flush the pending delayed ACK with the old CE state first.
             if self.unacked > 0 {
@@ -287,7 +287,7 @@ mod tests {
         let mut r = rx();
         let mut acks = VecDeque::new();
         let mut ce = data(0);
-        ce.ecn = Ecn::Ce;
+        ce.set_ecn(Ecn::Ce);
         r.on_data(&ce, 0, &mut acks);
         r.on_data(&data(1), 1, &mut acks);
         assert!(acks[0].ack().ece);
@@ -305,13 +305,13 @@ mod tests {
         let mut acks = VecDeque::new();
         r.on_data(&data(0), 0, &mut acks); // delayed, CE state 0
         let mut ce = data(1);
-        ce.ecn = Ecn::Ce;
+        ce.set_ecn(Ecn::Ce);
         r.on_data(&ce, 1, &mut acks);
         // First an ACK for seq 0 without ECE, then (after seg 1 alone) nothing yet.
         assert_eq!(acks.len(), 1);
         assert_eq!((acks[0].ack().cum, acks[0].ack().ece), (1, false));
         let mut ce2 = data(2);
-        ce2.ecn = Ecn::Ce;
+        ce2.set_ecn(Ecn::Ce);
         r.on_data(&ce2, 2, &mut acks);
         assert_eq!((acks[1].ack().cum, acks[1].ack().ece), (3, true));
     }

@@ -648,11 +648,11 @@ impl TcpSender {
             p.payload = payload;
             p.dscp = self.dscp;
             p.set_retrans(retrans);
-            p.ecn = if self.tp.ecn_ok {
+            p.set_ecn(if self.tp.ecn_ok {
                 Ecn::Ect0
             } else {
                 Ecn::NotEct
-            };
+            });
             p.set_cwr(std::mem::take(&mut self.cwr_pending));
             // The skb's truesize is shared among its segments after GSO segmentation.
             p.truesize = (truesize / segs as u64) as u32

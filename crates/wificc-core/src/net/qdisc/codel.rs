@@ -556,7 +556,7 @@ mod tests {
             let got =
                 r.v.dequeue(&mut r.q, &r.p, &mut r.st, t, &mut r.dropped)
                     .unwrap();
-            out.push((got.seq, got.ecn, r.dropped.len() - before));
+            out.push((got.seq, got.ecn(), r.dropped.len() - before));
         };
         go(&mut r, 10 * MS);
         // Entry: seq 1 is marked, not dropped; dropping state, next "drop" at 210 ms + 1.
@@ -599,7 +599,7 @@ mod tests {
             let got =
                 r.v.dequeue(&mut r.q, &r.p, &mut r.st, t, &mut r.dropped)
                     .unwrap();
-            st.push(got.ecn);
+            st.push(got.ecn());
         }
         assert_eq!(st, vec![Ecn::Ect0, Ecn::Ce, Ecn::NotEct]);
         assert_eq!(r.st.ce_mark, 1);

@@ -45,7 +45,7 @@ mod tests {
             q.enqueue(ect(0, 1500, s, 0), 0, &mut dropped);
         }
         let out: Vec<Ecn> = std::iter::from_fn(|| q.dequeue(0, &mut dropped))
-            .map(|p| p.ecn)
+            .map(|p| p.ecn())
             .collect();
         assert_eq!(out, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::Ce]);
         assert_eq!(q.stats().ecn_marked, 2);
@@ -64,7 +64,7 @@ mod tests {
         q.enqueue(ect(0, 1500, 3, 0), 0, &mut dropped);
         q.enqueue(ect(0, 1500, 4, 0), 0, &mut dropped);
         let out: Vec<(u64, Ecn)> = std::iter::from_fn(|| q.dequeue(0, &mut dropped))
-            .map(|p| (p.seq, p.ecn))
+            .map(|p| (p.seq, p.ecn()))
             .collect();
         assert_eq!(out, vec![(2, Ecn::Ce), (3, Ecn::Ect0), (4, Ecn::Ce)]);
     }
@@ -81,7 +81,7 @@ mod tests {
         q.enqueue(ect(0, 1500, 3, 0), 0, &mut dropped);
         assert_eq!(seqs(&dropped), vec![3]);
         let out: Vec<Ecn> = std::iter::from_fn(|| q.dequeue(0, &mut dropped))
-            .map(|p| p.ecn)
+            .map(|p| p.ecn())
             .collect();
         assert_eq!(out, vec![Ecn::Ect0, Ecn::NotEct, Ecn::Ce]);
         assert_eq!(

@@ -99,7 +99,7 @@ fn mem_charge(pkt: &Packet) -> Bytes {
 
 /// The classification key of a packet: (class << 32) | flow, class 0 TCP, 1 ping.
 pub fn flow_key(pkt: &Packet) -> u64 {
-    let class: u64 = match pkt.kind {
+    let class: u64 = match pkt.kind() {
         Kind::Data | Kind::Ack => 0,
         Kind::PingRequest | Kind::PingReply => 1,
     };
@@ -695,7 +695,7 @@ mod tests {
         let mut got = Vec::new();
         for t in [10 * MS, 110 * MS + 1, 210 * MS + 1] {
             let pk = q.dequeue(t, &mut dropped).unwrap();
-            got.push((pk.seq, pk.ecn));
+            got.push((pk.seq, pk.ecn()));
         }
         assert_eq!(
             got,

@@ -134,10 +134,10 @@ impl PacketQueue {
 /// (now CE) and for one already CE, false for a Not-ECT packet (which the caller then drops or
 /// lets through).
 pub fn set_ce(pkt: &mut Packet) -> bool {
-    match pkt.ecn {
+    match pkt.ecn() {
         Ecn::NotEct => false,
         Ecn::Ect0 | Ecn::Ce => {
-            pkt.ecn = Ecn::Ce;
+            pkt.set_ecn(Ecn::Ce);
             true
         }
     }
@@ -159,7 +159,7 @@ pub(crate) mod testutil {
     /// The same, ECN-capable (ECT(0)).
     pub fn ect(flow: u32, size: u32, seq: u64, t: Nanos) -> Packet {
         let mut p = pkt(flow, size, seq, t);
-        p.ecn = Ecn::Ect0;
+        p.set_ecn(Ecn::Ect0);
         p
     }
 

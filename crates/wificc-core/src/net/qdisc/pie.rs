@@ -615,7 +615,7 @@ mod tests {
         q.enqueue(ect(0, 1500, 4, 0), 0, &mut dropped);
         assert_eq!(seqs(&dropped), vec![3, 4]);
         let out: Vec<(u64, Ecn)> = std::iter::from_fn(|| q.dequeue(0, &mut dropped))
-            .map(|p| (p.seq, p.ecn))
+            .map(|p| (p.seq, p.ecn()))
             .collect();
         assert_eq!(out, vec![(0, Ecn::Ect0), (1, Ecn::Ect0), (2, Ecn::Ce)]);
         assert_eq!(

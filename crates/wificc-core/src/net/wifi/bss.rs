@@ -181,7 +181,7 @@ impl Framing {
                 self.phy.ppdu_time(agg.psdu() - DELIMITER_BYTES as Bytes)
             }
             Mode::Edca => self.phy.ppdu_time(agg.psdu()),
-            Mode::Analytic { .. } if agg.mpdus.iter().all(|m| m.pkt.kind == Kind::Ack) => 0,
+            Mode::Analytic { .. } if agg.mpdus.iter().all(|m| m.pkt.kind() == Kind::Ack) => 0,
             Mode::Analytic { t_oh, l_oh, rate } => tx_time(agg.ip_bytes + l_oh, rate) + t_oh,
         }
     }
@@ -256,7 +256,7 @@ pub struct Bss {
 
 /// Report the TX completion of `pkt` if its sender tracks it.
 fn complete(completed: &mut Vec<(u32, u32)>, pkt: &Packet) {
-    if pkt.kind == Kind::Data && pkt.truesize > 0 {
+    if pkt.kind() == Kind::Data && pkt.truesize > 0 {
         completed.push((pkt.flow, pkt.truesize));
     }
 }
