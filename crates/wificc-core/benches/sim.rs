@@ -29,23 +29,23 @@ fn main() {
     bench(
         "cubic 1 Gbit/s 10 ms 1 BDP, 30 s",
         json!({"duration": "30s", "path": {"kind": "wired", "rate": "1gbit", "rtt": "10ms", "buffer": "1bdp"}, "flows": [{"cc": "cubic"}]}),
-        3,
+        5,
     );
     bench(
         "bbr 1 Gbit/s 10 ms 1 BDP, 30 s",
         json!({"duration": "30s", "path": {"kind": "wired", "rate": "1gbit", "rtt": "10ms", "buffer": "1bdp"}, "flows": [{"cc": "bbr"}]}),
-        3,
+        5,
     );
     bench(
         "cubic upload ax201 + 1 Gbit/s backhaul, 30 s",
         json!({"duration": "30s", "path": {"kind": "wifi", "rtt": "2.5ms", "backhaul": "1gbit", "radio": {"chipset": "ax201"}},
                "flows": [{"cc": "cubic"}]}),
-        3,
+        5,
     );
     bench(
         "4 x cubic 50 Mbit/s 20 ms + ping, 60 s",
         json!({"duration": "60s", "path": {"kind": "wired", "rate": "50mbit", "rtt": "20ms", "buffer": "1bdp"},
                "flows": [{"cc": "cubic"}, {"cc": "cubic"}, {"cc": "cubic"}, {"cc": "cubic"}], "pings": [{}]}),
-        3,
+        5,
     );
 }

@@ -10,13 +10,26 @@
 const SUB_BITS: u32 = 7;
 const SUB: u64 = 1 << SUB_BITS;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Histogram {
     counts: Vec<u64>,
     total: u64,
     sum: u128,
     max: u64,
+    /// `u64::MAX` while empty, so that recording needs no test for the first sample.
     min: u64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            counts: Vec::new(),
+            total: 0,
+            sum: 0,
+            max: 0,
+            min: u64::MAX,
+        }
+    }
 }
 
 fn index_of(v: u64) -> usize {
@@ -44,18 +57,23 @@ fn bounds_of(i: usize) -> (u64, u64) {
 }
 
 impl Histogram {
+    #[inline]
     pub fn record(&mut self, v: u64) {
         let i = index_of(v);
-        if i >= self.counts.len() {
-            self.counts.resize(i + 1, 0);
+        match self.counts.get_mut(i) {
+            Some(c) => *c += 1,
+            None => self.grow_to_count(i),
         }
-        self.counts[i] += 1;
-        if self.total == 0 || v < self.min {
-            self.min = v;
-        }
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
         self.total += 1;
         self.sum += v as u128;
-        self.max = self.max.max(v);
+    }
+
+    #[cold]
+    fn grow_to_count(&mut self, i: usize) {
+        self.counts.resize(i + 1, 0);
+        self.counts[i] += 1;
     }
 
     pub fn count(&self) -> u64 {
@@ -108,11 +126,7 @@ impl Histogram {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
             *a += b;
         }
-        self.min = if self.total == 0 {
-            other.min
-        } else {
-            self.min.min(other.min)
-        };
+        self.min = self.min.min(other.min);
         self.total += other.total;
         self.sum += other.sum;
         self.max = self.max.max(other.max);
