@@ -19,15 +19,24 @@ unregistered by id; a registration left without pins (an interrupted load) is fo
 A load that fails part-way or is interrupted (Ctrl-C, SIGTERM, SIGHUP) unloads everything it had
 loaded; what a SIGKILL leaves behind, `unload` removes.
 
+Runs that use variants (`wificc emu run`, `validate`) hold a lease on them (`acquire`,
+`release`): a file `/run/wificc/bpf-leases/NAME/PID-TOKEN`. A variant a run had to load is
+marked as loaded for runs and is unloaded when its last live lease ends; one loaded by hand
+stays. Checking and loading, and releasing and unloading, happen under one lock, so runs that
+overlap neither load a variant twice nor unload one that another run still uses. A lease whose
+process is gone no longer counts.
+
 Kernel requirements are in `bpf/README.md`: BTF (`CONFIG_DEBUG_INFO_BTF`), BPF struct_ops for
 `tcp_congestion_ops` with a 4-argument `cong_control` (Linux 6.10 or later), root.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -55,6 +64,10 @@ ORDERED_KNOBS = (
     ("apg_len_min", "apg_len_init", "apg_len_max"),
     ("pg_probe_rtt_min_ms", "pg_probe_rtt_max_ms"),
 )
+#: Leases of runs on variants, and the lock that serialises them (see the module doc).
+LEASE_ROOT = Path("/run/wificc/bpf-leases")
+#: Marks a variant that runs loaded: the last lease to end unloads it.
+RUN_LOADED = ".loaded-for-runs"
 #: How long an unregistered algorithm may take to leave the kernel's list (RCU grace periods).
 UNREGISTER_WAIT_S = 5.0
 #: cong_control receives (sk, ack, flag, rs) since Linux 6.10; the programs are written for that.
@@ -437,6 +450,90 @@ def unload(names: Iterable[str] = ()) -> list[str]:
             errors.append(str(e))
     if PIN_ROOT.exists() and not any(PIN_ROOT.iterdir()):
         PIN_ROOT.rmdir()
+    if errors:
+        raise BpfError("\n".join(errors))
+    return done
+
+
+# ---- leases of runs ----
+
+
+@contextmanager
+def _lease_lock() -> Iterator[None]:
+    LEASE_ROOT.mkdir(parents=True, exist_ok=True)
+    with open(LEASE_ROOT / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def lease_token() -> str:
+    """A new lease token for this process: its pid and a random part."""
+    return f"{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def _alive(lease: Path) -> bool:
+    try:
+        os.kill(int(lease.name.split("-", 1)[0]), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _live_leases(name: str) -> list[Path]:
+    """The leases on `name` whose process still runs; the others are removed."""
+    where = LEASE_ROOT / name
+    if not where.is_dir():
+        return []
+    live = []
+    for lease in where.iterdir():
+        if lease.name == RUN_LOADED:
+            continue
+        if _alive(lease):
+            live.append(lease)
+        else:
+            lease.unlink(missing_ok=True)
+    return live
+
+
+def acquire(token: str, names: Iterable[str]) -> list[str]:
+    """Take lease `token` on each variant, loading those the kernel does not have yet (they are
+    unloaded when their last lease ends); returns the names this call loaded."""
+    chosen = checked_names(names)
+    with _lease_lock():
+        missing = [name for name in chosen if name not in available()]
+        loaded = load(missing) if missing else []
+        for name in chosen:
+            where = LEASE_ROOT / name
+            where.mkdir(exist_ok=True)
+            if name in loaded:
+                (where / RUN_LOADED).touch()
+            (where / token).touch()
+        return loaded
+
+
+def release(token: str, names: Iterable[str]) -> list[str]:
+    """End lease `token` on each variant and unload those that runs loaded and no live lease
+    holds any more; returns the names unloaded. Tries every name, then reports the failures
+    together."""
+    chosen = checked_names(names)
+    done, errors = [], []
+    with _lease_lock():
+        for name in chosen:
+            where = LEASE_ROOT / name
+            (where / token).unlink(missing_ok=True)
+            if _live_leases(name) or not (where / RUN_LOADED).exists():
+                continue
+            try:
+                if _unload_one(name):
+                    done.append(name)
+            except BpfError as e:
+                errors.append(str(e))
+                continue
+            (where / RUN_LOADED).unlink(missing_ok=True)
+            if not any(where.iterdir()):
+                where.rmdir()
     if errors:
         raise BpfError("\n".join(errors))
     return done

@@ -129,9 +129,10 @@ CC_PARAMS_NOTE = "cc_params are not applied: the kernel's congestion-control par
 # Prefix of wificc's BPF congestion controls (bpf/): variant "wNAME" implements the simulator's
 # "NAME" (wbbr is bbr, wbbrp is bbrp, ...).
 BPF_PREFIX = "w"
-# Waits for its standard input to end, then unloads the BPF variants named on its command line:
-# what a run loaded is unloaded even when the run is killed (its end of the pipe closes then).
-UNLOAD_GUARD = "import sys; from wificc import bpf; sys.stdin.read(); bpf.unload(sys.argv[1:])"
+# Waits for its standard input to end, then ends the run's lease (argument 1) on the BPF
+# variants named after it, unloading those the runs loaded once no run uses them: this happens
+# even when the run is killed (its end of the pipe closes then).
+RELEASE_GUARD = "import sys; from wificc import bpf; sys.stdin.read(); bpf.release(sys.argv[1], sys.argv[2:])"
 # Time the guard gets to unload (bpftool, and the kernel's asynchronous release).
 UNLOAD_TIMEOUT_S = 60.0
 
@@ -1015,26 +1016,29 @@ def validated(scenario: api.ScenarioLike) -> dict[str, Any]:
 
 @contextmanager
 def bpf_variants_loaded(ccs: Iterable[str]) -> Iterator[list[str]]:
-    """Load the BPF variants among ``ccs`` that the kernel does not have yet, and unload them
-    when the block ends, however it ends; yields their names.
+    """Hold a lease on the BPF variants among ``ccs`` for the block (:func:`wificc.bpf.acquire`),
+    loading those the kernel does not have yet; yields the names this run loaded. When the block
+    ends, however it ends, the lease ends, and a variant that runs loaded is unloaded once no
+    other run holds it.
 
-    The unloading is done by a guard process in a session of its own that waits for its
-    standard input to end: when the block ends it is closed and waited for; if this process is
-    killed, the kernel closes it, and the guard still unloads.
+    The release is done by a guard process in a session of its own that waits for its standard
+    input to end: when the block ends it is closed and waited for; if this process is killed,
+    the kernel closes it, and the guard still releases.
     """
-    wanted = sorted({cc for cc in ccs if simulator_cc(cc) != cc} - set(bpf.available()))
+    wanted = sorted({cc for cc in ccs if simulator_cc(cc) != cc})
     if not wanted:
         yield []
         return
+    token = bpf.lease_token()
     guard = subprocess.Popen(
-        [sys.executable, "-c", UNLOAD_GUARD, *wanted], stdin=subprocess.PIPE, start_new_session=True
+        [sys.executable, "-c", RELEASE_GUARD, token, *wanted], stdin=subprocess.PIPE, start_new_session=True
     )
     try:
         try:
-            bpf.load(wanted)
+            loaded = bpf.acquire(token, wanted)
         except bpf.BpfError as e:
             raise OSError(f"loading {', '.join(wanted)}: {e}") from None
-        yield wanted
+        yield loaded
     finally:
         assert guard.stdin is not None
         guard.stdin.close()

@@ -296,6 +296,35 @@ def test_bbrp_pace_reaches_the_running_program(built, path):
         assert steps[gain] >= 50 and all(steps[g] <= 5 for g in others), (pace, steps)
 
 
+def test_overlapping_runs_share_a_variant_and_the_last_to_end_unloads_it(built):
+    first, second = bpf.lease_token(), bpf.lease_token()
+    assert bpf.acquire(first, ["wbbrp"]) == ["wbbrp"]
+    assert bpf.acquire(second, ["wbbrp"]) == [], "loaded once"
+    assert bpf.release(first, ["wbbrp"]) == []
+    assert "wbbrp" in bpf.available(), "the second run still uses it"
+    assert bpf.release(second, ["wbbrp"]) == ["wbbrp"]
+    assert "wbbrp" not in bpf.available() and gone("wbbrp")
+    assert not (bpf.LEASE_ROOT / "wbbrp").exists()
+
+
+def test_a_variant_loaded_by_hand_outlives_the_runs_that_use_it(built):
+    bpf.load(["wbbrn"])
+    run = bpf.lease_token()
+    assert bpf.acquire(run, ["wbbrn"]) == []
+    assert bpf.release(run, ["wbbrn"]) == []
+    assert "wbbrn" in bpf.available()
+
+
+def test_the_lease_of_a_run_that_died_keeps_nothing_loaded(built):
+    # A pid above the kernel's limit: a process that no longer runs.
+    dead = f"{2**22 + 1}-0dead"
+    live = bpf.lease_token()
+    assert bpf.acquire(dead, ["wbbr"]) == ["wbbr"]
+    assert bpf.acquire(live, ["wbbr"]) == []
+    assert bpf.release(live, ["wbbr"]) == ["wbbr"]
+    assert "wbbr" not in bpf.available()
+
+
 def test_set_checks_names_values_and_order(built):
     bpf.load(["wbbrn", "wbbr_apg"])
     # Gains are written as decimals and stored in 1/256: 0.9 -> 230.4 -> 230, shown 0.898438.
