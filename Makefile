@@ -56,6 +56,7 @@ lint: $(STAMP)
 	cargo fmt --all -- --check
 	cargo clippy --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/ruff format --check python tests
 
 bench: build
 	cargo bench -p wificc-core --bench sim

@@ -105,9 +105,7 @@ def percentile_table(frame: pd.DataFrame, by: Sequence[str], values: Mapping[str
 def _require(frame: pd.DataFrame, columns: Sequence[str]) -> None:
     for column in columns:
         if column not in frame.columns:
-            raise ValueError(
-                f"{column}: no such column in the runs table; it has {', '.join(map(str, frame.columns))}"
-            )
+            raise ValueError(f"{column}: no such column in the runs table; it has {', '.join(map(str, frame.columns))}")
 
 
 def setting_columns(runs: pd.DataFrame, grid_keys: Sequence[str] = ()) -> list[str]:
@@ -309,9 +307,7 @@ def bottleneck_table(
 
 def flow_goodput_columns(runs: pd.DataFrame) -> list[str]:
     """The ``flow<i>_goodput_bps`` columns, by i."""
-    found = [
-        (int(m.group(1)), c) for c in runs.columns if (m := re.fullmatch(r"flow(\d+)_goodput_bps", str(c)))
-    ]
+    found = [(int(m.group(1)), c) for c in runs.columns if (m := re.fullmatch(r"flow(\d+)_goodput_bps", str(c)))]
     return [c for _, c in sorted(found)]
 
 
@@ -340,9 +336,7 @@ def rrul_table(runs: pd.DataFrame, *, by: Sequence[str] | None = None) -> pd.Dat
         upload=runs["upload_goodput_bps"] / BITS_PER_MBIT,
         download=runs["download_goodput_bps"] / BITS_PER_MBIT,
     )
-    return percentile_table(
-        frame, ["label"], {"upload": "upload", "download": "download", "ping": "ping_p50_ms"}
-    )
+    return percentile_table(frame, ["label"], {"upload": "upload", "download": "download", "ping": "ping_p50_ms"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,9 +365,7 @@ def run_row(run: RunLike | str | os.PathLike[str]) -> dict[str, Any]:
     row: dict[str, Any] = {
         "total_goodput_bps": float(flows["goodput_bps"].sum()),
         "jain": run.summary.get("jain"),
-        "upload_goodput_bps": float(
-            sum(g for g, d in zip(flows["goodput_bps"], directions, strict=True) if d == "up")
-        ),
+        "upload_goodput_bps": float(sum(g for g, d in zip(flows["goodput_bps"], directions, strict=True) if d == "up")),
         "download_goodput_bps": float(
             sum(g for g, d in zip(flows["goodput_bps"], directions, strict=True) if d == "down")
         ),
@@ -648,9 +640,7 @@ def fig_bottleneck_curve(
             color=_color(i),
             label=label,
         )
-        rtt_ax.errorbar(
-            part["k"], part["rtt_p50"], yerr=_whiskers(part, "rtt_"), fmt="o", color=_color(i), label=label
-        )
+        rtt_ax.errorbar(part["k"], part["rtt_p50"], yerr=_whiskers(part, "rtt_"), fmt="o", color=_color(i), label=label)
     rate_ax.set_ylabel("goodput (Mbit/s)")
     rate_ax.set_ylim(bottom=0)
     rate_ax.legend(fontsize="small")
@@ -702,9 +692,7 @@ def fig_rrul(
     # The legend of both axes goes on the twin, which is drawn over the first.
     handles = ax.get_legend_handles_labels()
     ping_handles = ping_ax.get_legend_handles_labels()
-    ping_ax.legend(
-        handles[0] + ping_handles[0], handles[1] + ping_handles[1], fontsize="small", loc="upper left"
-    )
+    ping_ax.legend(handles[0] + ping_handles[0], handles[1] + ping_handles[1], fontsize="small", loc="upper left")
     return save_figure(fig, title, path_prefix)
 
 

@@ -129,8 +129,7 @@ def load_window(run: RunLike) -> tuple[float, float]:
         return 0.0, duration
     starts = [seconds(f"flows[{i}].start", f["start"]) for i, f in enumerate(s["flows"])]
     stops = [
-        duration if f["stop"] is None else seconds(f"flows[{i}].stop", f["stop"])
-        for i, f in enumerate(s["flows"])
+        duration if f["stop"] is None else seconds(f"flows[{i}].stop", f["stop"]) for i, f in enumerate(s["flows"])
     ]
     return min(starts), min(max(stops), duration)
 
@@ -435,9 +434,7 @@ def document(
         for key in keys:
             name = stream.name if key == "val" else f"{stream.name}::{key}"
             results[name] = interpolate(times, [r.get(key) for r in records], xs, max_gap)
-            meta[name] = (
-                _series_meta(run, stream, s["stack"]["mss"]) if key == "val" else {"RUNNER": "wificc"}
-            )
+            meta[name] = _series_meta(run, stream, s["stack"]["mss"]) if key == "val" else {"RUNNER": "wificc"}
     for name, runner, members in computed_series(test, list(raw)):
         compute = COMPUTE[runner]
         results[name] = [
@@ -521,15 +518,9 @@ def export(
 
 def flent_cmd(
     run_dir: Annotated[Path, typer.Argument(help="A run directory (wificc run --out DIR), or a sweep's.")],
-    out: Annotated[
-        Path | None, typer.Option(help=f"File to write (one run); default RUN_DIR/<test>{SUFFIX}.")
-    ] = None,
-    test: Annotated[
-        str | None, typer.Option(help=f"Flent test: {', '.join(TESTS)}; default from the flows.")
-    ] = None,
-    title: Annotated[
-        str | None, typer.Option(help="Flent TITLE; default: cc, path and stack settings.")
-    ] = None,
+    out: Annotated[Path | None, typer.Option(help=f"File to write (one run); default RUN_DIR/<test>{SUFFIX}.")] = None,
+    test: Annotated[str | None, typer.Option(help=f"Flent test: {', '.join(TESTS)}; default from the flows.")] = None,
+    title: Annotated[str | None, typer.Option(help="Flent TITLE; default: cc, path and stack settings.")] = None,
 ) -> None:
     """Export runs as Flent data files: plot them with flent -i FILE -p totals -o plot.png."""
     from wificc.cli import user_errors
@@ -554,7 +545,5 @@ def run_directories(directory: str | os.PathLike[str]) -> list[Path]:
         return [path]
     runs = sorted(p for p in (path / "runs").glob("*") if (p / SCENARIO_FILE).is_file())
     if not runs:
-        raise ValueError(
-            f"RUN_DIR: {str(path)!r} is neither a run directory (scenario.json) nor a sweep (runs/*/)"
-        )
+        raise ValueError(f"RUN_DIR: {str(path)!r} is neither a run directory (scenario.json) nor a sweep (runs/*/)")
     return runs

@@ -109,9 +109,7 @@ def settings_summary(table: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
     frame = table.copy()
     if "total_goodput_bps" in frame.columns:
         frame["goodput_mbps"] = frame["total_goodput_bps"] / BITS_PER_MBIT
-    values = {
-        c: c for c in ("goodput_mbps", "ping_p50_ms", "jain") if c in frame.columns and frame[c].notna().any()
-    }
+    values = {c: c for c in ("goodput_mbps", "ping_p50_ms", "jain") if c in frame.columns and frame[c].notna().any()}
     return figures.percentile_table(frame, settings, values)
 
 
@@ -120,9 +118,7 @@ def sweep_section(directory: Path, scratch: Path) -> str:
     sweep = figures.load_sweep(directory)
     table, settings = sweep.table, sweep.settings
     id_column = figures.run_id_column(table)
-    metrics = [
-        c for c in ("total_goodput_bps", "ping_p50_ms", "ping_p90_ms", "jain", "retrans") if c not in settings
-    ]
+    metrics = [c for c in ("total_goodput_bps", "ping_p50_ms", "ping_p90_ms", "jain", "retrans") if c not in settings]
     per_run = table[[id_column, *(c for c in settings if c != id_column), *metrics]]
     scenarios = [flatten(run.scenario) for run in sweep.runs]
     keys = list(dict.fromkeys(k for s in scenarios for k in s))

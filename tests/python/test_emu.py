@@ -154,9 +154,7 @@ def binary():
     try:
         return emu.emulator_binary()
     except ValueError:
-        subprocess.run(
-            ["cargo", "build", "--release", "-p", "wificc-emu"], cwd=emu.REPO_ROOT, check=True, timeout=1200
-        )
+        subprocess.run(["cargo", "build", "--release", "-p", "wificc-emu"], cwd=emu.REPO_ROOT, check=True, timeout=1200)
         return emu.emulator_binary()
 
 
@@ -276,9 +274,7 @@ def start_run(tag: str, cc: str = "cubic") -> subprocess.Popen:
     exist (and its congestion control is loaded)."""
     code = "import sys; from wificc.emu import app; app(sys.argv[1:])"
     args = ["run", "--rate", "20mbit", "--rtt", "10ms", "--length", "30s", "--delay", "0s", "--tag", tag, "--cc", cc]
-    child = subprocess.Popen(
-        [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    child = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while len(leftovers(tag)) < 2:
         assert child.poll() is None, child.communicate()
@@ -341,9 +337,7 @@ def test_terminating_the_emulator_itself_leaves_nothing_behind(binary):
     child = start_run(tag)
     try:
         # The emulator is the run's child process.
-        emulators = subprocess.run(
-            ["pgrep", "-P", str(child.pid)], capture_output=True, text=True
-        ).stdout.split()
+        emulators = subprocess.run(["pgrep", "-P", str(child.pid)], capture_output=True, text=True).stdout.split()
         assert emulators, "no emulator process"
         for pid in emulators:
             os.kill(int(pid), signal.SIGTERM)

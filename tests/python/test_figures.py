@@ -198,9 +198,7 @@ def test_goodput_ping_candlesticks(drawn):
         ["cubic", "1ms", 5],
     ]
     # bbr goodputs 10, 20, .., 50 Mbit/s: p10 14, p50 30, p90 46; pings 50..54: 50.4, 52, 53.6.
-    assert table.iloc[0][["goodput_p10", "goodput_p50", "goodput_p90"]].tolist() == pytest.approx(
-        [14, 30, 46]
-    )
+    assert table.iloc[0][["goodput_p10", "goodput_p50", "goodput_p90"]].tolist() == pytest.approx([14, 30, 46])
     assert table.iloc[0][["ping_p10", "ping_p50", "ping_p90"]].tolist() == pytest.approx([50.4, 52, 53.6])
     assert table.iloc[3][["goodput_p50", "ping_p50"]].tolist() == pytest.approx([40, 7])
 
@@ -225,10 +223,7 @@ def test_ping_samples_keep_the_load_period_and_cdf_steps(upload, tmp_path):
     under_load = figures.ping_samples(upload)
     assert len(all_pings) == 9 and len(under_load) == 6
     times = upload.ping_series["t"]
-    assert (
-        under_load["rtt_ms"].tolist()
-        == upload.ping_series["rtt_ms"][(times >= 0.4) & (times <= 1.4)].tolist()
-    )
+    assert under_load["rtt_ms"].tolist() == upload.ping_series["rtt_ms"][(times >= 0.4) & (times <= 1.4)].tolist()
     assert set(under_load["label"]) == {"icmp-ping-0"}
     labelled = figures.ping_samples({"a": upload, "b": upload.save(tmp_path / "run")})
     assert labelled["label"].tolist() == ["a"] * 6 + ["b"] * 6
@@ -327,9 +322,7 @@ def test_bottleneck_curve_points_over_the_model(drawn):
     assert rate_ax.lines[0].get_ydata().tolist() == pytest.approx((hybrid.bw(ks) / MBIT).tolist())
     assert rtt_ax.lines[0].get_ydata().tolist() == pytest.approx((hybrid.rtt(ks) * 1e3).tolist())
     assert title == f"Bottleneck curve over the hybrid model (k_bar = {hybrid.k_bar():.1f})"
-    with pytest.raises(
-        ValueError, match="^stack.tsq: got '4ms', expected a static TSQ limit such as 'static:64p'$"
-    ):
+    with pytest.raises(ValueError, match="^stack.tsq: got '4ms', expected a static TSQ limit such as 'static:64p'$"):
         figures.bottleneck_table(runs.assign(**{"stack.tsq": ["4ms"] * 4}))
 
 

@@ -113,9 +113,7 @@ def test_the_flent_test_follows_from_the_flows(results):
         assert flent.flent_test(result) == name
     # A given test must fit; tcp_nup also takes a single upload.
     assert flent.flent_test(results["tcp_upload"], "tcp_nup") == "tcp_nup"
-    with pytest.raises(
-        ValueError, match="^test: tcp_download does not fit a run of 1 upload and 0 download flows$"
-    ):
+    with pytest.raises(ValueError, match="^test: tcp_download does not fit a run of 1 upload and 0 download flows$"):
         flent.flent_test(results["tcp_upload"], "tcp_download")
     with pytest.raises(ValueError, match="^test: got 'rrul_up', expected one of tcp_upload, tcp_download, "):
         flent.flent_test(results["tcp_upload"], "rrul_up")
@@ -210,9 +208,7 @@ def test_flow_values_socket_statistics_and_the_bbr_model(results, documents):
     cwnd = dict(zip(doc["x_values"], doc["results"]["TCP upload::tcp_cwnd"], strict=True))
     assert cwnd[round(flow["t"].iloc[2], 9)] == flow["cwnd"].iloc[2]
     # cubic has no bw model.
-    assert not any(
-        k.startswith("tcp_bbr") for r in documents["tcp_download"]["raw_values"]["TCP download"] for k in r
-    )
+    assert not any(k.startswith("tcp_bbr") for r in documents["tcp_download"]["raw_values"]["TCP download"] for k in r)
 
 
 def test_pings_are_raw_rtts_by_send_time_with_sequence_numbers(results, documents):
@@ -248,15 +244,10 @@ def test_computed_series_follow_flent_runners(documents):
         "IDX": meta["TCP upload sum"]["IDX"],
     }
     rrul = documents["rrul"]
-    pings = [
-        rrul["results"][n]
-        for n in ("Ping (ms) ICMP", "Ping (ms) UDP EF", "Ping (ms) UDP BK", "Ping (ms) UDP BE")
-    ]
+    pings = [rrul["results"][n] for n in ("Ping (ms) ICMP", "Ping (ms) UDP EF", "Ping (ms) UDP BK", "Ping (ms) UDP BE")]
     k = 5
     assert rrul["results"]["Ping (ms) avg"][k] == math.fsum(p[k] for p in pings) / 4
-    totals = [
-        rrul["results"][f"TCP {d} {m}"][k] for d in ("upload", "download") for m in ("BE", "BK", "CS5", "EF")
-    ]
+    totals = [rrul["results"][f"TCP {d} {m}"][k] for d in ("upload", "download") for m in ("BE", "BK", "CS5", "EF")]
     assert rrul["results"]["TCP totals"][k] == math.fsum(totals)
 
 
@@ -304,9 +295,7 @@ def test_export_is_atomic_reproducible_and_equal_from_a_result_or_its_directory(
     with gzip.open(a, "rt") as f:
         assert json.load(f)["metadata"]["DATA_FILENAME"] == "run.flent.gz"
     for bad in ("run.json", "run.gz", ".flent.gz"):
-        with pytest.raises(
-            ValueError, match=rf"^path: got '.*{bad}', expected a file name ending in \.flent\.gz$"
-        ):
+        with pytest.raises(ValueError, match=rf"^path: got '.*{bad}', expected a file name ending in \.flent\.gz$"):
             flent.export(result, tmp_path / bad)
 
 
@@ -400,9 +389,7 @@ def test_real_flent_plots_every_exported_test_type(results, tmp_path):
         assert_plotted(png, output)
     # The `flent` command itself, as a user runs it.
     png = tmp_path / "script.png"
-    (output,) = run_flent(
-        [["-i", str(tmp_path / "rrul.flent.gz"), "-p", "all_scaled", "-o", str(png)]], script=True
-    )
+    (output,) = run_flent([["-i", str(tmp_path / "rrul.flent.gz"), "-p", "all_scaled", "-o", str(png)]], script=True)
     assert_plotted(png, output)
     # A plot Flent cannot draw is seen as failed.
     bad = tmp_path / "bad.png"

@@ -170,9 +170,7 @@ def test_chromium_renders_every_figure(experiments, tmp_path):
     assert done.returncode == 0, done.stderr
     assert '<p id="image-check">images 8/8</p>' in done.stdout, done.stdout[-2000:]
     # A broken image is seen.
-    page.write_text(
-        text.replace("</body>", '<img src="data:image/png;base64,AAAA">' + IMAGE_CHECK + "</body>")
-    )
+    page.write_text(text.replace("</body>", '<img src="data:image/png;base64,AAAA">' + IMAGE_CHECK + "</body>"))
     done = subprocess.run(
         [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile2'}", "--dump-dom", page.as_uri()],
         capture_output=True,
