@@ -569,10 +569,6 @@ impl World {
     /// (in the order of their first completion), then count the drops (their TSQ charge is in
     /// `completed`).
     fn wifi_completions(&mut self) {
-        if self.completed.is_empty() {
-            self.handle_drops(None);
-            return;
-        }
         let mut woken = std::mem::take(&mut self.woken);
         for &(flow, truesize) in &self.completed {
             if self.flows[flow as usize].sender.release_tx(truesize) {

@@ -205,14 +205,17 @@ impl Link {
         }
     }
 
+    /// What a lazy link asks for: only an arrival event, `arrival` or else its probe.
+    fn lazy_wake(&mut self, arrival: Option<Nanos>) -> Wake {
+        Wake {
+            tx_done: None,
+            arrival: arrival.or_else(|| self.probe()),
+        }
+    }
+
     /// A packet arrives at the link's queue.
     pub fn accept(&mut self, mut pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) -> Wake {
-        let lazy = self.lazy();
-        let mut arrival = if lazy {
-            self.catch_up(now, dropped)
-        } else {
-            None
-        };
+        let mut arrival = self.catch_up(now, dropped);
         if let Some((p, rng)) = self.loss.as_mut() {
             if rng.chance(*p) {
                 self.random_losses += 1;
@@ -237,11 +240,8 @@ impl Link {
                 return self.after_start(arrival.or(at));
             }
         }
-        if lazy {
-            Wake {
-                tx_done: None,
-                arrival: arrival.or_else(|| self.probe()),
-            }
+        if self.lazy() {
+            self.lazy_wake(arrival)
         } else if self.tx_pending || idle {
             Wake::default()
         } else {
@@ -295,10 +295,7 @@ impl Link {
     /// a zero-delay packet or report TX completion then.
     fn after_start(&mut self, arrival: Option<Nanos>) -> Wake {
         if self.lazy() {
-            return Wake {
-                tx_done: None,
-                arrival: arrival.or_else(|| self.probe()),
-            };
+            return self.lazy_wake(arrival);
         }
         if !self.qdisc.is_empty() {
             self.tx_pending = true; // the next queued packet starts at `end`
