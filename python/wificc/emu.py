@@ -10,7 +10,8 @@ aggregation), driven by the wall clock. This module runs the scenario's traffic 
 kernel's own TCP: for each flow, a bulk sender and a receiver (Python sockets created inside the
 namespaces, ``TCP_CONGESTION`` set per socket, so any congestion control the kernel has, BPF ones
 included: wificc's variants ``wbbr``, ... are loaded for the run when the kernel does not have
-them, and unloaded after it, :func:`bpf_variants_loaded`); for each ping, ICMP echo requests (a
+them, and unloaded after it unless another run still uses them, :func:`bpf_variants_loaded`);
+for each ping, ICMP echo requests (a
 raw socket; the server's kernel answers) or UDP echoes (a small responder), at the scenario's
 interval, timed by the kernel's receive timestamps. Every STEP it reads each sender's
 ``tcp_info`` (cwnd, ssthresh, smoothed RTT, pacing and delivery rate, packets in flight,
@@ -1071,7 +1072,8 @@ def run_emulated(
     """Run a scenario through the emulator with the kernel's TCP; the simulator's result format.
 
     A flow may name any congestion control of the kernel, or one of wificc's BPF variants
-    (wbbr, wbbrp, ...): those not loaded yet are loaded for the run and unloaded after it.
+    (wbbr, wbbrp, ...): those not loaded yet are loaded for the run and unloaded after it,
+    unless another run still holds a lease on them.
     The traffic generator's threads run at ``SCHED_FIFO`` ``traffic_priority`` (0: the normal
     scheduler): a receiver preempted by other work on a busy machine would hold back its ACKs
     and turn them into stretch ACKs and bursts the path never caused."""
