@@ -147,6 +147,9 @@ pub struct FqCodel {
     pub drop_overmemory: u64,
     /// Times a flow joined the new list.
     pub new_flow_count: u64,
+    /// The last classification, (key, bucket): consecutive packets mostly share a flow, and
+    /// the hash is a chain of multiplications.
+    last_class: (u64, usize),
 }
 
 impl FqCodel {
@@ -168,13 +171,27 @@ impl FqCodel {
             drop_overlimit: 0,
             drop_overmemory: 0,
             new_flow_count: 0,
+            last_class: (u64::MAX, 0),
         }
     }
 
     /// The flow queue `pkt` is classified into.
     pub fn bucket(&self, pkt: &Packet) -> usize {
-        let hash = stream_seed(self.hash_seed, flow_key(pkt)) >> 32;
+        self.bucket_of(flow_key(pkt))
+    }
+
+    fn bucket_of(&self, key: u64) -> usize {
+        let hash = stream_seed(self.hash_seed, key) >> 32;
         ((hash * self.params.flows as u64) >> 32) as usize
+    }
+
+    /// [`FqCodel::bucket`] through the one-entry cache of the last classification.
+    fn classify(&mut self, pkt: &Packet) -> usize {
+        let key = flow_key(pkt);
+        if self.last_class.0 != key {
+            self.last_class = (key, self.bucket_of(key));
+        }
+        self.last_class.1
     }
 
     /// CoDel state of flow queue `idx`.
@@ -242,7 +259,7 @@ impl FqCodel {
 impl Qdisc for FqCodel {
     fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
         self.enqueued += 1;
-        let idx = self.bucket(&pkt);
+        let idx = self.classify(&pkt);
         self.len += 1;
         self.bytes += pkt.bytes();
         self.memory += mem_charge(&pkt);
@@ -374,6 +391,33 @@ mod tests {
         // Flows 1 and 2 (used below) also land in distinct buckets with seed 0.
         assert_ne!(q.bucket(&fp(1, 0, 1500, 0)), q.bucket(&fp(2, 0, 1500, 0)));
         assert!(q.bucket(&tcp) < FQ_CODEL_FLOWS as usize);
+    }
+
+    #[test]
+    fn the_classification_cache_answers_as_the_hash_does() {
+        // Runs of one flow, switches between flows, and TCP and ping sharing an index: every
+        // cached answer equals the uncached hash, and each packet lands in that flow queue.
+        let mut q = fq(FqCodelParams::new(1500));
+        let mut dropped = Vec::new();
+        let ping = Packet::new(Kind::PingRequest, 1, 0, 84, 0);
+        let seq = [
+            fp(1, 0, 1500, 0),
+            fp(1, 1, 1500, 0),
+            fp(2, 0, 1500, 0),
+            ping,
+            fp(1, 2, 1500, 0),
+            ping,
+            ping,
+            fp(3, 0, 1500, 0),
+        ];
+        for p in seq {
+            let want = q.bucket(&p);
+            assert_eq!(q.classify(&p), want);
+            let before = q.flows[want].q.len();
+            q.enqueue(p, 0, &mut dropped);
+            assert_eq!(q.flows[want].q.len(), before + 1);
+        }
+        assert!(dropped.is_empty());
     }
 
     #[test]
