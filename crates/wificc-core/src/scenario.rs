@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use crate::cc;
 use crate::net::link::ETHERNET_OVERHEAD;
 use crate::net::packet::TCP_IP_HEADER;
-use crate::net::qdisc::{Qdisc, QdiscSpec};
+use crate::net::qdisc::{AnyQdisc, QdiscSpec};
 use crate::net::trace::TraceLinkSpec;
 use crate::net::wifi::WifiSpec;
 use crate::parse::{show_secs, Buf, Buffer, Dur, Rate, Size};
@@ -1088,7 +1088,7 @@ impl StackSpec {
 
     /// The host qdisc as every host NIC runs it, `rng` its own random stream. A NIC's qdisc has
     /// no path to measure a BDP against, so its limit is in packets or bytes.
-    pub fn host_qdisc(&self, rng: Rng) -> Result<Box<dyn Qdisc>, ScenarioError> {
+    pub fn host_qdisc(&self, rng: Rng) -> Result<AnyQdisc, ScenarioError> {
         let field = "stack.host_qdisc";
         if let Buf(Buffer::Bdp(_)) = self.host_qdisc.limit() {
             return Err(err(

@@ -24,7 +24,7 @@
 use std::collections::VecDeque;
 
 use super::packet::{Kind, Packet};
-use super::qdisc::{Qdisc, QdiscStats};
+use super::qdisc::{AnyQdisc, Qdisc, QdiscStats};
 use crate::metrics::Histogram;
 use crate::sim::Rng;
 use crate::units::{tx_time, BitsPerSec, Nanos};
@@ -45,7 +45,7 @@ pub struct Link {
     loss: Option<(f64, Rng)>,
     /// Packets lost to `loss`.
     pub random_losses: u64,
-    qdisc: Box<dyn Qdisc>,
+    qdisc: AnyQdisc,
     /// The serialiser is busy until then.
     busy_until: Nanos,
     /// A `tx_done` event is scheduled at `busy_until`.
@@ -141,7 +141,7 @@ impl Link {
         rate: BitsPerSec,
         delay: Nanos,
         l2_overhead: u32,
-        qdisc: Box<dyn Qdisc>,
+        qdisc: impl Into<AnyQdisc>,
     ) -> Self {
         Link {
             name: name.into(),
@@ -151,7 +151,7 @@ impl Link {
             reports_tx_completion: false,
             loss: None,
             random_losses: 0,
-            qdisc,
+            qdisc: qdisc.into(),
             busy_until: 0,
             tx_pending: false,
             in_service: None,
@@ -459,7 +459,7 @@ mod tests {
         offers
     }
 
-    fn link(qdisc: Box<dyn Qdisc>, lazy: bool) -> Link {
+    fn link(qdisc: AnyQdisc, lazy: bool) -> Link {
         let mut l = Link::new("l", 10_000_000, 5 * MS, 38, qdisc);
         // Reporting TX completion keeps a link eager; these packets have nothing to report.
         l.reports_tx_completion = !lazy;
@@ -469,16 +469,16 @@ mod tests {
 
     #[test]
     fn lazy_serialisation_gives_exactly_the_eager_links_deliveries_drops_and_sojourns() {
-        let queues: [fn() -> Box<dyn Qdisc>; 3] = [
-            || Box::new(Fifo::new(FifoLimit::Packets(20), false)),
-            || Box::new(PfifoFast::new(25)),
+        let queues: [fn() -> AnyQdisc; 3] = [
+            || Fifo::new(FifoLimit::Packets(20), false).into(),
+            || PfifoFast::new(25).into(),
             || {
                 let params = CodelParams {
                     target: 2 * MS,
                     interval: 20 * MS,
                     ..CodelParams::new(1500)
                 };
-                Box::new(Codel::new(1000, params))
+                AnyQdisc::other(Codel::new(1000, params))
             },
         ];
         for (k, q) in queues.iter().enumerate() {
@@ -506,7 +506,7 @@ mod tests {
     #[test]
     fn a_lazy_link_starts_each_packet_when_the_one_before_ends() {
         // 1 Mbit/s, no L2 overhead: a 1500-byte packet takes 12 ms; 10 ms of delay.
-        let mut l = Link::new("l", 1_000_000, 10 * MS, 0, Box::new(PfifoFast::new(10)));
+        let mut l = Link::new("l", 1_000_000, 10 * MS, 0, PfifoFast::new(10));
         let mut dropped = Vec::new();
         let mut arrival = None;
         for seq in 0..3 {
@@ -533,7 +533,7 @@ mod tests {
 
     #[test]
     fn an_idle_link_sends_through_an_empty_fifo_without_queueing() {
-        let mut l = Link::new("l", 1_000_000, 10 * MS, 0, Box::new(PfifoFast::new(10)));
+        let mut l = Link::new("l", 1_000_000, 10 * MS, 0, PfifoFast::new(10));
         let mut dropped = Vec::new();
         let w = l.accept(pkt(0, 1500, 0, 0), 5 * MS, &mut dropped);
         assert_eq!(w.arrival, Some(27 * MS));

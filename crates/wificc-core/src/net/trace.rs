@@ -58,7 +58,7 @@ use serde::{Deserialize, Serialize};
 
 use super::link::DelayLine;
 use super::packet::Packet;
-use super::qdisc::{Fifo, FifoLimit, Qdisc, QdiscSpec, QdiscStats};
+use super::qdisc::{AnyQdisc, Fifo, FifoLimit, Qdisc, QdiscSpec, QdiscStats};
 use crate::metrics::Histogram;
 use crate::parse::{show_secs, Dur, Rate};
 use crate::sim::Rng;
@@ -383,7 +383,7 @@ pub struct TraceLink {
     /// Index of the next opportunity not yet used or skipped, and its time.
     next: u64,
     next_at: Nanos,
-    qdisc: Box<dyn Qdisc>,
+    qdisc: AnyQdisc,
     /// The packet being sent across opportunities, and its TUN bytes still to send.
     in_transit: Option<(Packet, u32)>,
     /// An `opportunity` wake-up is scheduled.
@@ -411,7 +411,7 @@ impl TraceLink {
     pub fn new(
         name: impl Into<String>,
         opportunities: Opportunities,
-        qdisc: Option<Box<dyn Qdisc>>,
+        qdisc: Option<AnyQdisc>,
         delay: Nanos,
         loss: f64,
         rng: Rng,
@@ -556,8 +556,8 @@ impl TraceLink {
 }
 
 /// Mahimahi's `infinite` queue: a FIFO whose limit (2^32 - 1 packets) is never reached.
-fn infinite_queue() -> Box<dyn Qdisc> {
-    Box::new(Fifo::new(FifoLimit::Packets(u32::MAX), false))
+fn infinite_queue() -> AnyQdisc {
+    Fifo::new(FifoLimit::Packets(u32::MAX), false).into()
 }
 
 /// One step of a rate schedule, as a scenario writes it.

@@ -20,8 +20,10 @@
 //! - [`spec`]: the scenario-facing configuration that builds any of them.
 //!
 //! Every queue is a ring ([`PacketQueue`], a `VecDeque`) that stops allocating once it has
-//! reached its largest occupancy, and every qdisc is a concrete type: the only dynamic dispatch
-//! is the owner's call through `Box<dyn Qdisc>`, never inside a qdisc.
+//! reached its largest occupancy, and every qdisc is a concrete type. An owner holds an
+//! [`AnyQdisc`]: the FIFOs that most links and host NICs run are called directly (their
+//! enqueue and dequeue inline into the link), any other qdisc through `Box<dyn Qdisc>`; there
+//! is no dynamic dispatch inside a qdisc.
 
 pub mod codel;
 pub mod ecn_step;
@@ -81,6 +83,74 @@ pub trait Qdisc: Send {
     /// dequeue can do more than that (AQMs, flow queueing) keep the default, false.
     fn bypass(&mut self, _pkt: &Packet) -> bool {
         false
+    }
+}
+
+/// A qdisc as its owner holds it: [`Fifo`] and [`PfifoFast`] by value, dispatched statically,
+/// every other kind behind the trait object.
+pub enum AnyQdisc {
+    Fifo(Fifo),
+    PfifoFast(PfifoFast),
+    Other(Box<dyn Qdisc>),
+}
+
+/// Call `$call` on whichever qdisc `$any` holds.
+macro_rules! any_qdisc {
+    ($any:expr, $q:ident => $call:expr) => {
+        match $any {
+            AnyQdisc::Fifo($q) => $call,
+            AnyQdisc::PfifoFast($q) => $call,
+            AnyQdisc::Other($q) => $call,
+        }
+    };
+}
+
+impl Qdisc for AnyQdisc {
+    #[inline]
+    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
+        any_qdisc!(self, q => q.enqueue(pkt, now, dropped))
+    }
+    #[inline]
+    fn dequeue(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Packet> {
+        any_qdisc!(self, q => q.dequeue(now, dropped))
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        any_qdisc!(self, q => q.len())
+    }
+    #[inline]
+    fn bytes(&self) -> Bytes {
+        any_qdisc!(self, q => q.bytes())
+    }
+    #[inline]
+    fn is_empty(&self) -> bool {
+        any_qdisc!(self, q => q.is_empty())
+    }
+    fn stats(&self) -> QdiscStats {
+        any_qdisc!(self, q => q.stats())
+    }
+    #[inline]
+    fn bypass(&mut self, pkt: &Packet) -> bool {
+        any_qdisc!(self, q => q.bypass(pkt))
+    }
+}
+
+impl From<Fifo> for AnyQdisc {
+    fn from(q: Fifo) -> Self {
+        AnyQdisc::Fifo(q)
+    }
+}
+
+impl From<PfifoFast> for AnyQdisc {
+    fn from(q: PfifoFast) -> Self {
+        AnyQdisc::PfifoFast(q)
+    }
+}
+
+impl AnyQdisc {
+    /// Any other qdisc, behind the trait object.
+    pub fn other(q: impl Qdisc + 'static) -> Self {
+        AnyQdisc::Other(Box::new(q))
     }
 }
 

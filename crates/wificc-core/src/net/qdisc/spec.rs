@@ -30,7 +30,7 @@ use super::pfifo_fast::PfifoFast;
 use super::pie::{
     Pie, PieParams, PIE_ALPHA, PIE_BETA, PIE_LIMIT_PACKETS, PIE_MAX_GAIN, PIE_TARGET, PIE_TUPDATE,
 };
-use super::Qdisc;
+use super::AnyQdisc;
 use crate::parse::{Buf, Buffer, Dur, Size};
 use crate::sim::Rng;
 use crate::units::{Bytes, Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
@@ -424,7 +424,7 @@ impl QdiscSpec {
 
     /// Build the qdisc for a path of `bdp_bytes` and `mtu`; `rng` is the qdisc's own random
     /// stream (PIE's drops, fq_codel's hash perturbation).
-    pub fn build(&self, bdp_bytes: u64, mtu: u32, mut rng: Rng) -> Result<Box<dyn Qdisc>, String> {
+    pub fn build(&self, bdp_bytes: u64, mtu: u32, mut rng: Rng) -> Result<AnyQdisc, String> {
         self.validate()?;
         if mtu == 0 {
             return Err("mtu = 0: expected a positive MTU in bytes".to_string());
@@ -432,13 +432,13 @@ impl QdiscSpec {
         let (packets, bytes) = self.limit().0.resolve(bdp_bytes, mtu);
         Ok(match *self {
             QdiscSpec::Pfifo { head_drop, .. } => {
-                Box::new(Fifo::new(FifoLimit::Packets(packets), head_drop))
+                Fifo::new(FifoLimit::Packets(packets), head_drop).into()
             }
             QdiscSpec::Bfifo { head_drop, .. } => {
                 check_at_least_mtu("limit", bytes, mtu)?;
-                Box::new(Fifo::new(FifoLimit::Bytes(bytes), head_drop))
+                Fifo::new(FifoLimit::Bytes(bytes), head_drop).into()
             }
-            QdiscSpec::PfifoFast { .. } => Box::new(PfifoFast::new(packets)),
+            QdiscSpec::PfifoFast { .. } => PfifoFast::new(packets).into(),
             QdiscSpec::Codel {
                 target,
                 interval,
@@ -448,7 +448,7 @@ impl QdiscSpec {
                 ..
             } => {
                 let params = codel_params(mtu, target, interval, ecn, ce_threshold, control_law);
-                Box::new(Codel::new(packets, params))
+                AnyQdisc::other(Codel::new(packets, params))
             }
             QdiscSpec::FqCodel {
                 flows,
@@ -480,7 +480,7 @@ impl QdiscSpec {
                     codel: codel_params(mtu, target, interval, ecn, ce_threshold, control_law),
                 };
                 let seed = ((rng.next_u32() as u64) << 32) | rng.next_u32() as u64;
-                Box::new(FqCodel::new(params, seed))
+                AnyQdisc::other(FqCodel::new(params, seed))
             }
             QdiscSpec::Pie {
                 target,
@@ -503,7 +503,7 @@ impl QdiscSpec {
                     dq_rate_estimator,
                     mtu,
                 };
-                Box::new(Pie::new(params, rng))
+                AnyQdisc::other(Pie::new(params, rng))
             }
             QdiscSpec::EcnStep { k, .. } => {
                 if k >= packets {
@@ -512,7 +512,7 @@ impl QdiscSpec {
                          ever marked"
                     ));
                 }
-                Box::new(step_fifo(packets, k))
+                step_fifo(packets, k).into()
             }
         })
     }
@@ -521,6 +521,7 @@ impl QdiscSpec {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::pkt;
+    use super::super::Qdisc;
     use super::*;
 
     fn json(s: &str) -> Result<QdiscSpec, String> {
