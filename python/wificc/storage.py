@@ -14,6 +14,10 @@ or holds the whole run; a killed sweep leaves at most hidden staging entries, wh
 and renamed over the old one. The directory itself is the record of what is done: a run is
 finished exactly when ``runs/<id>/`` exists, so a re-run skips it and ``runs.parquet`` can always
 be rebuilt from the run directories.
+
+A run's row records the ``model`` of the simulator that ran it (the fingerprint of its sources,
+``wificc._core.MODEL``). A run stored by another model is stale: :func:`stale_ids` names it, a
+sweep runs it again, and :func:`write_run` replaces it.
 """
 
 from __future__ import annotations
@@ -74,6 +78,9 @@ def write_run(
 
     If another writer finished the same run first, its directory is kept and this copy is
     dropped: both hold the same deterministic run.
+    A stored run of another ``model`` than ``row``'s is replaced: it is renamed to a hidden
+    name (which :func:`clean_staging` removes if the process dies here) and deleted once the new
+    run is in place.
     """
     target = runs_dir(out) / run_id
     staging = staging_path(target)
@@ -82,7 +89,13 @@ def write_run(
         (staging / ROW_FILE).write_text(json.dumps(dict(row)) + "\n")
         if extras is not None:
             extras(staging)
+        stale = None
+        if (target / ROW_FILE).is_file() and read_row(out, run_id).get("model") != row.get("model"):
+            stale = staging_path(target)
+            os.rename(target, stale)
         os.rename(staging, target)
+        if stale is not None:
+            shutil.rmtree(stale, ignore_errors=True)
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
         if not (target / ROW_FILE).exists():
@@ -99,6 +112,12 @@ def finished_ids(out: Path) -> set[str]:
     if not directory.is_dir():
         return set()
     return {p.name for p in directory.iterdir() if not p.name.startswith(".") and (p / ROW_FILE).is_file()}
+
+
+def stale_ids(out: Path, ids: Iterable[str], model: str) -> set[str]:
+    """Those of the finished runs ``ids`` whose row names another model than ``model`` (or
+    none: stored before rows recorded it)."""
+    return {i for i in ids if read_row(out, i).get("model") != model}
 
 
 def read_row(out: Path, run_id: str) -> dict[str, Any]:

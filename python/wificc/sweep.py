@@ -24,7 +24,9 @@ point's dotted paths are set on the result; the core then validates the point an
 default in. A repetition ``r`` (0-based) sets the seed to the point's seed + ``r``. The run id
 is a hash of this fully resolved scenario, so it names the simulation itself: two spellings
 of one setting ("50mbit", "50000kbit") give one id, and a re-run recognises finished runs
-whatever the order of the grid.
+whatever the order of the grid. A finished run counts only if the simulator that stored it is
+this one (its row's ``model``, the fingerprint of the core's sources): runs of an older model
+are run again and replaced, so a resumed study never mixes two versions of the simulator.
 
 Runs go to a local process pool (``workers``, default the CPU count; 1 runs them in this
 process) or to a Dask cluster (``scheduler``: its address, or a ``distributed.Client``). Workers
@@ -477,7 +479,8 @@ def summary_columns(result: Result) -> dict[str, Any]:
     ``<queue>_sojourn_p95_ms`` (per-packet queueing delay), ``<queue>_signal_delay_p95_ms``
     (trace links) and ``<queue>_utilization`` per watched queue; on a Wi-Fi path,
     ``ampdu_mean`` and ``ampdu_p10/p50/p90`` (MPDUs per A-MPDU) of the sending node
-    (:func:`sending_wifi_node`); ``duration_s``, ``events`` and ``wall_s`` of the run.
+    (:func:`sending_wifi_node`); ``duration_s``, ``events`` and ``wall_s`` of the run, and the
+    ``model`` fingerprint of the simulator that ran it.
     """
     raw = result.raw
     row: dict[str, Any] = {}
@@ -499,7 +502,7 @@ def summary_columns(result: Result) -> dict[str, Any]:
     if node is not None:
         for column in AMPDU_COLUMNS:
             row[column] = node[column]
-    for key in ("duration_s", "events", "wall_s"):
+    for key in ("duration_s", "events", "wall_s", "model"):
         row[key] = summary[key]
     return row
 
@@ -660,8 +663,9 @@ def sweep(
     ``scheduler``: a Dask scheduler address or ``distributed.Client`` instead of the local
     pool. ``repetitions`` overrides the grid's. ``flent_files`` overrides the grid's ``flent``:
     every run gets its ``.flent.gz`` (runs stored earlier without one get it from their
-    tables). Raises :class:`SweepError` after
-    storing every other run if some runs failed.
+    tables). Runs stored by another simulator model are run again and replaced (see the
+    module's docstring). Raises :class:`SweepError` after storing every other run if some runs
+    failed.
     """
     if workers is not None:
         _at_least_one("workers", workers)
@@ -676,6 +680,8 @@ def sweep(
     _store_grid(out, grid)
     order = [run.id for run in runs]
     done = storage.finished_ids(out)
+    stale = storage.stale_ids(out, done.intersection(order), _core.MODEL)
+    done -= stale
     if done:
         storage.rebuild(out, order)
     todo = [run for run in runs if run.id not in done]
@@ -689,6 +695,11 @@ def sweep(
     cluster = _dask_client(scheduler) if scheduler is not None and todo else nullcontext()
     try:
         with cluster as client, bar_of(console, progress) as bar:
+            if stale:
+                bar.console.print(
+                    f"{len(stale)} stored runs come from another simulator model than this one "
+                    f"({_core.MODEL}): running them again"
+                )
             task = bar.add_task(f"sweep ({len(runs) - len(todo)} of {len(runs)} already done)", total=len(todo))
             collector.stored = lambda run: bar.update(task, advance=1, description=f"done {run.label()}", refresh=True)
             if client is not None:

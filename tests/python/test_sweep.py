@@ -299,6 +299,37 @@ def test_a_rerun_skips_finished_runs_and_redoes_only_missing_ones(tmp_path, monk
     assert bigger["run_id"].tolist()[:4] == first["run_id"].tolist()
 
 
+def test_runs_stored_by_another_simulator_model_are_run_again_and_replaced(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    first = wificc.sweep(_short_grid(), out, workers=1, progress=False)
+    assert set(first["model"]) == {wificc._core.MODEL}
+    assert len(wificc._core.MODEL) == 16 and int(wificc._core.MODEL, 16) >= 0
+    # Two runs look as if an older simulator stored them: one names another model, one
+    # predates the model column.
+    older, unlabelled = first["run_id"][1], first["run_id"][3]
+    for run, edit in ((older, lambda row: row.update(model="0" * 16)), (unlabelled, lambda row: row.pop("model"))):
+        row_file = out / storage.RUNS_DIR / run / storage.ROW_FILE
+        row = json.loads(row_file.read_text())
+        edit(row)
+        row.update(total_goodput_bps=-1.0)
+        row_file.write_text(json.dumps(row))
+    calls = []
+    simulate = sweep_module.simulate
+    monkeypatch.setattr(sweep_module, "simulate", lambda text: calls.append(text) or simulate(text))
+    shown = io.StringIO()
+    again = wificc.sweep(_short_grid(), out, workers=1, console=Console(file=shown, width=120))
+    assert shown.getvalue().startswith(
+        f"2 stored runs come from another simulator model than this one ({wificc._core.MODEL}): running them again\n"
+    )
+    assert sorted(run_id(json.loads(text)) for text in calls) == sorted([older, unlabelled])
+    pd.testing.assert_frame_equal(again.drop(columns="wall_s"), first.drop(columns="wall_s"))
+    # Replaced in place: no second copy and no hidden leftover beside the runs.
+    assert sorted(p.name for p in (out / storage.RUNS_DIR).iterdir()) == sorted(first["run_id"])
+    calls.clear()
+    wificc.sweep(_short_grid(), out, workers=1, progress=False)
+    assert calls == []
+
+
 def test_flent_files_for_new_runs_and_for_runs_stored_without_one(tmp_path):
     out = tmp_path / "out"
     grid = {**_short_grid(1), "repetitions": 1}

@@ -468,6 +468,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
     };
     RunResult {
         summary: RunSummary {
+            model: crate::MODEL,
             duration_s: secs(horizon),
             warmup_s: secs(s.warmup.0),
             seed: s.seed,

@@ -50,5 +50,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(cc_list, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MODEL", wificc_core::MODEL)?;
     Ok(())
 }

@@ -196,6 +196,8 @@ pub struct QueueSummary {
 /// Run-wide summary.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
+    /// [`crate::MODEL`] of the simulator that ran it.
+    pub model: &'static str,
     pub duration_s: f64,
     pub warmup_s: f64,
     pub seed: u64,
