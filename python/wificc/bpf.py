@@ -26,6 +26,12 @@ stays. Checking and loading, and releasing and unloading, happen under one lock,
 overlap neither load a variant twice nor unload one that another run still uses. A lease whose
 process is gone no longer counts.
 
+A flow's scenario `cc_params` (the simulator algorithm's parameters) reach the variant's knobs
+through `PARAM_KNOBS` (`knob_assignments`): a run that loads the variant sets them; a run that
+finds it loaded, by hand or by another run, requires the values it asks for to be already set,
+since the knobs are shared by every connection on the variant. A parameter without a knob is
+refused by name.
+
 Kernel requirements are in `bpf/README.md`: BTF (`CONFIG_DEBUG_INFO_BTF`), BPF struct_ops for
 `tcp_congestion_ops` with a 4-argument `cong_control` (Linux 6.10 or later), root.
 """
@@ -42,14 +48,16 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+from wificc import scenarios
 
 PIN_ROOT = Path("/sys/fs/bpf/wificc")
 BPFFS = Path("/sys/fs/bpf")
@@ -311,6 +319,135 @@ def set_knobs(name: str, assignments: Iterable[str]) -> list[Knob]:
     return knobs(name)
 
 
+# ---- scenario parameters as knobs ----
+
+
+def _flag(value: Any) -> str:
+    if not isinstance(value, bool):
+        raise ValueError("expected true or false")
+    return str(int(value))
+
+
+def _integer(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("expected an integer")
+    return str(value)
+
+
+def _ratio(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("expected a number")
+    return repr(float(value))
+
+
+def _in_units(unit_ns: int, unit: str) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        ns = scenarios.duration_ns("value", str(value))
+        if ns % unit_ns:
+            raise ValueError(f"expected a whole number of {unit} (the knob's unit)")
+        return str(ns // unit_ns)
+
+    return convert
+
+
+def _size(value: Any) -> str:
+    return str(scenarios.size_bytes("value", str(value)))
+
+
+def _apg_eval(value: Any) -> str:
+    codes = {"once_per_cycle": "0", "every_cwnd_update": "1"}
+    if value not in codes:
+        raise ValueError(f"expected one of {', '.join(codes)}")
+    return codes[value]
+
+
+def _gamma_max(value: Any) -> str:
+    # The simulator's null (no cap) is the knob's largest value, 16, which no rtt / min_rtt
+    # reaches in practice.
+    return "16" if value is None else _ratio(value)
+
+
+_MICROS, _MILLIS = _in_units(1_000, "microseconds"), _in_units(1_000_000, "milliseconds")
+ParamKnobs = dict[str, tuple[str, Callable[[Any], str]]]
+
+
+def _same_name(convert: Callable[[Any], str], *names: str) -> ParamKnobs:
+    """Parameters whose knobs have the same name."""
+    return {name: (name, convert) for name in names}
+
+
+_COMMON = _same_name(_flag, "extra_acked")
+#: How a flow's `cc_params` (the simulator algorithm's parameters, as in `wificc cc NAME`) reach
+#: each variant's knobs: parameter -> (knob, conversion to the knob's text). A parameter not
+#: listed has no knob in the BPF program.
+PARAM_KNOBS: dict[str, ParamKnobs] = {
+    "wbbr": _COMMON,
+    "wbbrp": {**_COMMON, **_same_name(_integer, "bbrp_pace")},
+    "wbbrn": {
+        **_COMMON,
+        **_same_name(_ratio, "probe_bw_up_gain", "probe_bw_down_gain", "full_bw_thresh"),
+        **_same_name(_integer, "cwnd_min_target", "send_quantum_min_segs"),
+        "send_quantum_interval": ("send_quantum_interval_us", _MICROS),
+        "send_quantum_max": ("send_quantum_max_bytes", _size),
+    },
+    "wbbr_apg": {
+        **_COMMON,
+        **_same_name(_integer, "apg_len_init", "apg_len_min", "apg_len_max", "apg_stride"),
+        **_same_name(_ratio, "apg_tolerance"),
+        **_same_name(_apg_eval, "apg_eval"),
+    },
+    "wbbr_pg": {
+        **_COMMON,
+        **_same_name(_gamma_max, "pg_gamma_max"),
+        **_same_name(_integer, "pg_win_extra_rounds"),
+        "pg_t_interval": ("pg_t_interval_us", _MICROS),
+        "pg_probe_rtt_interval_min": ("pg_probe_rtt_min_ms", _MILLIS),
+        "pg_probe_rtt_interval_max": ("pg_probe_rtt_max_ms", _MILLIS),
+    },
+}
+
+
+def knob_assignments(name: str, cc_params: Mapping[str, Any], field: str = "cc_params") -> list[str]:
+    """The `knob=value` assignments (as `set_knobs` takes them) that give variant `name` a
+    flow's `cc_params`. A parameter the program has no knob for, or a value the knob cannot
+    hold in its unit, is an error naming `field.PARAM`; the knob's limits are checked when the
+    assignments are applied."""
+    table = PARAM_KNOBS.get(name)
+    if table is None:
+        raise BpfError(f"{name}: not a wificc BPF variant; expected one of {', '.join(PARAM_KNOBS)}")
+    out = []
+    for param, value in cc_params.items():
+        if param not in table:
+            raise BpfError(
+                f"{field}.{param}: the BPF variant {name} has no knob for it; its parameters are "
+                f"{', '.join(table)} (the others exist in the simulator only)"
+            )
+        knob, convert = table[param]
+        try:
+            out.append(f"{knob}={convert(value)}")
+        except ValueError as e:
+            raise BpfError(f"{field}.{param} = {value!r}: {e}") from None
+    return out
+
+
+def _knobs_match(name: str, assignments: Iterable[str]) -> None:
+    """Check that the loaded variant `name` already has the knob values `assignments` ask for."""
+    by_name = {k.name: k for k in knobs(name)}
+    for item in assignments:
+        key, _, text = item.partition("=")
+        knob = by_name.get(key)
+        if knob is None:
+            raise BpfError(f"{name} has no knob {key!r}; its knobs are {', '.join(by_name)}")
+        want = knob.parse(text)
+        if want != knob.raw:
+            raise BpfError(
+                f"{name} is already loaded with {key} = {knob.show()}, and this run asks for "
+                f"{knob.show(want)}: a loaded variant has one set of knobs for all its connections. "
+                f"Let the runs that use it end, or set it with `wificc bpf set {name} {key}={knob.show(want)}` "
+                "and run without the parameter"
+            )
+
+
 # ---- build, load, unload ----
 
 
@@ -497,13 +634,27 @@ def _live_leases(name: str) -> list[Path]:
     return live
 
 
-def acquire(token: str, names: Iterable[str]) -> list[str]:
+def acquire(token: str, names: Iterable[str], knob_sets: Mapping[str, Iterable[str]] | None = None) -> list[str]:
     """Take lease `token` on each variant, loading those the kernel does not have yet (they are
-    unloaded when their last lease ends); returns the names this call loaded."""
+    unloaded when their last lease ends); returns the names this call loaded.
+
+    `knob_sets` gives some of the variants `knob=value` assignments (`knob_assignments`): a
+    variant this call loads gets them; one already loaded must already have those values, or
+    nothing is leased or left loaded and the error says which knob differs."""
     chosen = checked_names(names)
     with _lease_lock():
         missing = [name for name in chosen if name not in available()]
         loaded = load(missing) if missing else []
+        try:
+            for name, assignments in (knob_sets or {}).items():
+                if name in loaded:
+                    set_knobs(name, assignments)
+                else:
+                    _knobs_match(name, assignments)
+        except BaseException:
+            if loaded:  # (unload of no names means all of them)
+                unload(loaded)
+            raise
         for name in chosen:
             where = LEASE_ROOT / name
             where.mkdir(exist_ok=True)

@@ -126,7 +126,10 @@ VALIDATE_CCS = ("cubic", "reno", "bbr")
 NSEC_PER_SEC = 1_000_000_000
 # What the traffic generator adds to the emulator's notes.
 RECORDING_NOTE = "tsq_bytes is recorded as 0 and the TSQ summary fields as missing (not observable through TUN)"
-CC_PARAMS_NOTE = "cc_params are not applied: the kernel's congestion-control parameters are module-wide"
+CC_PARAMS_NOTE = (
+    "cc_params of the kernel's built-in congestion controls are not applied: their parameters are "
+    "module-wide (those of wificc's BPF variants are, as knobs)"
+)
 # Prefix of wificc's BPF congestion controls (bpf/): variant "wNAME" implements the simulator's
 # "NAME" (wbbr is bbr, wbbrp is bbrp, ...).
 BPF_PREFIX = "w"
@@ -780,8 +783,7 @@ def _pings(scenario: dict[str, Any], emu: Emulator, duration_ns: int) -> list[Pi
 
 def _bytes(size: Any) -> int:
     """Bytes of a normalised size ("123b" or a number)."""
-    text = str(size).strip().lower().removesuffix("b")
-    return int(text)
+    return scenarios.size_bytes("flows.bytes", str(size))
 
 
 def _path_rate_bps(path: dict[str, Any]) -> float:
@@ -910,15 +912,17 @@ def result_document(
     pings: list[PingRun],
     report: dict[str, Any],
     wall_s: float,
+    knobs: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The simulator's results document (crates/wificc-core/src/metrics/results.rs) for an
-    emulated run, with the emulator's own figures in ``summary`` and under ``emulator``."""
+    emulated run, with the emulator's own figures in ``summary`` and under ``emulator``, where
+    ``bpf_knobs`` holds the knobs of the BPF variants the run used, as they were when it ran."""
     duration_ns, warmup_ns = _ns(scenario["duration"]), _ns(scenario["warmup"])
     flow_rows = [_flow_summary(f, warmup_ns, _flow_drops(f, report)) for f in flows]
     goodputs = [r["goodput_bps"] for r in flow_rows]
     squares = sum(g * g for g in goodputs)
     notes = [*emu.ready["notes"], RECORDING_NOTE]
-    if any(f.get("cc_params") for f in scenario["flows"]):
+    if any(f.get("cc_params") and simulator_cc(f["cc"]) == f["cc"] for f in scenario["flows"]):
         notes.append(CC_PARAMS_NOTE)
     lateness = report["lateness"]
     packets = report["packets"]
@@ -965,6 +969,7 @@ def result_document(
         "emulator": {
             "tag": emu.tag,
             "notes": notes,
+            "bpf_knobs": knobs or {},
             **{
                 k: report[k]
                 for k in (
@@ -1015,10 +1020,34 @@ def validated(scenario: api.ScenarioLike) -> dict[str, Any]:
     return normalised
 
 
+def variant_knobs(scenario: dict[str, Any]) -> dict[str, list[str]]:
+    """The knob assignments of each BPF variant that flows of the normalised ``scenario`` give
+    ``cc_params`` (:func:`wificc.bpf.knob_assignments`). Flows on one variant share its knobs,
+    so they must ask for the same values; a ``ValueError`` names the field otherwise."""
+    sets: dict[str, tuple[int, list[str]]] = {}
+    for i, flow in enumerate(scenario["flows"]):
+        cc, params = flow["cc"], flow.get("cc_params") or {}
+        if simulator_cc(cc) == cc or not params:
+            continue
+        try:
+            assignments = bpf.knob_assignments(cc, params, f"flows[{i}].cc_params")
+        except bpf.BpfError as e:
+            raise ValueError(str(e)) from None
+        first, earlier = sets.setdefault(cc, (i, assignments))
+        if sorted(earlier) != sorted(assignments):
+            raise ValueError(
+                f"flows[{i}].cc_params: flows {first} and {i} both run {cc} with different parameters "
+                f"({', '.join(earlier)} against {', '.join(assignments)}); a loaded variant has one set "
+                "of knobs for all its connections"
+            )
+    return {cc: assignments for cc, (_, assignments) in sets.items()}
+
+
 @contextmanager
-def bpf_variants_loaded(ccs: Iterable[str]) -> Iterator[list[str]]:
+def bpf_variants_loaded(ccs: Iterable[str], knob_sets: dict[str, list[str]] | None = None) -> Iterator[list[str]]:
     """Hold a lease on the BPF variants among ``ccs`` for the block (:func:`wificc.bpf.acquire`),
-    loading those the kernel does not have yet; yields the names this run loaded. When the block
+    loading those the kernel does not have yet, with the knobs of ``knob_sets``
+    (:func:`variant_knobs`); yields the names this run loaded. When the block
     ends, however it ends, the lease ends, and a variant that runs loaded is unloaded once no
     other run holds it.
 
@@ -1036,7 +1065,7 @@ def bpf_variants_loaded(ccs: Iterable[str]) -> Iterator[list[str]]:
     )
     try:
         try:
-            loaded = bpf.acquire(token, wanted)
+            loaded = bpf.acquire(token, wanted, knob_sets)
         except bpf.BpfError as e:
             raise OSError(f"loading {', '.join(wanted)}: {e}") from None
         yield loaded
@@ -1073,7 +1102,9 @@ def run_emulated(
 
     A flow may name any congestion control of the kernel, or one of wificc's BPF variants
     (wbbr, wbbrp, ...): those not loaded yet are loaded for the run and unloaded after it,
-    unless another run still holds a lease on them.
+    unless another run still holds a lease on them. A flow's ``cc_params`` on a variant set its
+    knobs (:func:`variant_knobs`); on a kernel built-in they are not applied, and the result's
+    notes say so.
     The traffic generator's threads run at ``SCHED_FIFO`` ``traffic_priority`` (0: the normal
     scheduler): a receiver preempted by other work on a busy machine would hold back its ACKs
     and turn them into stretch ACKs and bursts the path never caused."""
@@ -1081,14 +1112,28 @@ def run_emulated(
     if reason is not None:
         raise OSError(f"emulator unavailable: {reason}")
     normalised = validated(scenario)
+    knob_sets = variant_knobs(normalised)
     with (
-        bpf_variants_loaded(f["cc"] for f in normalised["flows"]),
+        bpf_variants_loaded((f["cc"] for f in normalised["flows"]), knob_sets),
         Emulator(normalised, tag=tag, spin_us=spin_us, rt_priority=rt_priority) as emu,
     ):
+        knobs = knobs_in_use(normalised)
         with real_time(traffic_priority):
             flows, pings, wall_s = run_traffic(normalised, emu)
         report = emu.stop()
-    return Result.from_json(json.dumps(result_document(normalised, emu, flows, pings, report, wall_s)))
+    return Result.from_json(json.dumps(result_document(normalised, emu, flows, pings, report, wall_s, knobs)))
+
+
+def knobs_in_use(scenario: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The knobs of each BPF variant the scenario's flows run, as now set (a variant loaded
+    without wificc's pins has none to show)."""
+    out = {}
+    for cc in sorted({f["cc"] for f in scenario["flows"] if simulator_cc(f["cc"]) != f["cc"]}):
+        try:
+            out[cc] = {k.name: k.show() for k in bpf.knobs(cc)}
+        except bpf.BpfError:
+            continue
+    return out
 
 
 def emulator_lines(result: Result) -> list[str]:
@@ -1100,6 +1145,8 @@ def emulator_lines(result: Result) -> list[str]:
         f"{s['lateness_p50_us'] or 0:.1f} us, p99 {s['lateness_p99_us'] or 0:.1f} us, max "
         f"{s['lateness_max_us'] or 0:.1f} us, {100 * (within or 0):.2f}% within 100 us"
     ]
+    for name, knobs in result.raw["emulator"].get("bpf_knobs", {}).items():
+        lines.append(f"{name} knobs: " + ", ".join(f"{k}={v}" for k, v in knobs.items()))
     lines += [f"note: {n}" for n in result.raw["emulator"]["notes"]]
     return lines
 
@@ -1149,6 +1196,10 @@ def run_cmd(
     cc: Annotated[
         list[str] | None, typer.Option("--cc", help="Kernel congestion control; repeat for one flow each.")
     ] = None,
+    cc_param: Annotated[
+        list[str] | None,
+        typer.Option("--cc-param", help="KEY=VALUE for every flow's congestion control (a BPF variant's knobs)."),
+    ] = None,
     length: LengthOpt = None,
     delay: DelayOpt = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
@@ -1165,6 +1216,7 @@ def run_cmd(
         options = {
             **scenarios.path_options(path, chipset, backhaul, stations, rate, rtt, buffer, qdisc, length, delay),
             "cc": cc,
+            "cc_params": scenarios.parse_cc_params(cc_param) if cc_param else None,
         }
         scenario = scenario_from(scenario_file, test, options)
         result = run_emulated(scenario, tag=tag, spin_us=spin_us, rt_priority=rt_priority)

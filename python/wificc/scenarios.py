@@ -109,6 +109,17 @@ _DURATION_UNITS_NS = {
     "m": 60 * NSEC_PER_SEC,
     "min": 60 * NSEC_PER_SEC,
 }
+# Units of a size string, in bytes (parse.rs).
+_SIZE_UNITS_BYTES = {
+    "": 1,
+    "b": 1,
+    "byte": 1,
+    "bytes": 1,
+    "kb": 1_000,
+    "kib": 1 << 10,
+    "mb": 1_000_000,
+    "mib": 1 << 20,
+}
 # Units of a rate string, in bit/s (parse.rs; "ps" and "/s" suffixes are dropped first).
 _RATE_UNITS_BPS = {
     "bit": 1,
@@ -279,6 +290,12 @@ def duration_ns(option: str, text: str) -> int:
     ``ValueError("<option>: got ..., expected ...")``.
     """
     return _quantity(option, text, "duration", "'20ms' or '30s'", _DURATION_UNITS_NS, "ns, us, ms, s or min")
+
+
+def size_bytes(option: str, text: str) -> int:
+    """Bytes of a size such as ``"64kb"``, ``"1mib"`` or ``"1500"``; the grammar of the core's
+    ``parse::size``."""
+    return _quantity(option, text, "size", "'64kb' or '1500b'", _SIZE_UNITS_BYTES, "b, kb, kib, mb or mib")
 
 
 def rate_bps(option: str, text: str) -> int:

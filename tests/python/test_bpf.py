@@ -325,6 +325,40 @@ def test_the_lease_of_a_run_that_died_keeps_nothing_loaded(built):
     assert "wbbr" not in bpf.available()
 
 
+def knob(name: str, key: str) -> int:
+    return next(k.raw for k in bpf.knobs(name) if k.name == key)
+
+
+def test_a_run_that_loads_a_variant_sets_the_knobs_its_parameters_ask_for(built):
+    run = bpf.lease_token()
+    assignments = bpf.knob_assignments("wbbrn", {"probe_bw_up_gain": 1.4, "send_quantum_interval": "2ms"})
+    assert bpf.acquire(run, ["wbbrn"], {"wbbrn": assignments}) == ["wbbrn"]
+    assert (knob("wbbrn", "probe_bw_up_gain"), knob("wbbrn", "send_quantum_interval_us")) == (358, 2000)
+    # A second run asking for the same values shares it; one asking for others is refused
+    # and leaves no lease.
+    same, other = bpf.lease_token(), bpf.lease_token()
+    assert bpf.acquire(same, ["wbbrn"], {"wbbrn": ["probe_bw_up_gain=1.4"]}) == []
+    refused = r"wbbrn is already loaded with probe_bw_up_gain = 1\.39844, and this run asks for 1\.5"
+    with pytest.raises(bpf.BpfError, match=refused):
+        bpf.acquire(other, ["wbbrn"], {"wbbrn": ["probe_bw_up_gain=1.5"]})
+    assert not (bpf.LEASE_ROOT / "wbbrn" / other).exists()
+    assert bpf.release(same, ["wbbrn"]) == []
+    assert bpf.release(run, ["wbbrn"]) == ["wbbrn"]
+    assert not (bpf.LEASE_ROOT / "wbbrn").exists()
+
+
+def test_knobs_a_variant_cannot_take_unload_what_the_run_loaded(built):
+    run = bpf.lease_token()
+    with pytest.raises(bpf.BpfError, match=r"knob bbrp_pace = '99': expected an integer from 1 to 63"):
+        bpf.acquire(run, ["wbbrp"], {"wbbrp": ["bbrp_pace=99"]})
+    assert "wbbrp" not in bpf.available() and gone("wbbrp")
+    assert not (bpf.LEASE_ROOT / "wbbrp" / run).exists()
+    # Loaded by hand at the defaults: a run asking for the default values uses it as it is.
+    bpf.load(["wbbrp"])
+    assert bpf.acquire(run, ["wbbrp"], {"wbbrp": bpf.knob_assignments("wbbrp", {"bbrp_pace": 6})}) == []
+    assert bpf.release(run, ["wbbrp"]) == [] and "wbbrp" in bpf.available()
+
+
 def test_set_checks_names_values_and_order(built):
     bpf.load(["wbbrn", "wbbr_apg"])
     # Gains are written as decimals and stored in 1/256: 0.9 -> 230.4 -> 230, shown 0.898438.

@@ -2,9 +2,10 @@
 
 Each variant is built, loaded by the run that names it, carries a 30 s upload over the emulated
 50 Mbit/s, 20 ms, 1-BDP pfifo path and is unloaded when the run ends; BPF ``wbbr`` is compared
-with the kernel's built-in ``bbr``, and ``wbbrp`` with ``bbrp_pace=5`` with ``wbbr``, on the
-same path. Root, TUN devices and a kernel that loads BPF struct_ops are needed; the tests are
-skipped with the reason otherwise. The whole file takes about four minutes (seven 30 s runs).
+with the kernel's built-in ``bbr``, and ``wbbrp`` with ``bbrp_pace=5`` (the scenario's
+``cc_params``, set as the variant's knob) with ``wbbr``, on the same path. Root, TUN devices and
+a kernel that loads BPF struct_ops are needed; the tests are skipped with the reason otherwise.
+The whole file takes about four minutes (seven 30 s runs).
 """
 
 from __future__ import annotations
@@ -30,10 +31,18 @@ PING_TOLERANCE = 0.10
 _results: dict[str, Result] = {}
 
 
-def upload(cc: str) -> Result:
+def upload(cc: str, cc_params: dict | None = None) -> Result:
     """A 30 s upload on ``cc`` with a ping every 200 ms, over the acceptance path."""
     scenario = scenarios.build(
-        "tcp_upload", rate="50mbit", rtt="20ms", buffer="1bdp", qdisc="pfifo", cc=[cc], length="30s", delay="0s"
+        "tcp_upload",
+        rate="50mbit",
+        rtt="20ms",
+        buffer="1bdp",
+        qdisc="pfifo",
+        cc=[cc],
+        cc_params=cc_params,
+        length="30s",
+        delay="0s",
     )
     return emu.run_emulated(scenario, tag=run_tag())
 
@@ -77,15 +86,11 @@ def test_wbbr_behaves_as_the_kernels_bbr_and_wbbrp_at_pace_5_as_wbbr(built):
     bbr = upload("bbr")
     assert bbr.flows.iloc[0]["cc"] == "bbr"
     assert_alike("wbbr", wbbr, "bbr", bbr)
-    # Loaded here with its knob set, so the run finds it loaded and leaves it loaded.
-    assert bpf.load(["wbbrp"]) == ["wbbrp"]
-    try:
-        knobs = {k.name: k.raw for k in bpf.set_knobs("wbbrp", ["bbrp_pace=5"])}
-        assert knobs["bbrp_pace"] == 5
-        wbbrp = upload("wbbrp")
-        assert "wbbrp" in bpf.available()
-    finally:
-        bpf.unload(["wbbrp"])
+    # The scenario's parameter becomes the knob of the variant the run loads (and unloads).
+    wbbrp = upload("wbbrp", {"bbrp_pace": 5})
+    assert "wbbrp" not in bpf.available()
     assert wbbrp.flows.iloc[0]["cc"] == "wbbrp"
+    assert wbbrp.raw["emulator"]["bpf_knobs"] == {"wbbrp": {"extra_acked": "1", "bbrp_pace": "5"}}
+    assert not any("cc_params" in note for note in wbbrp.raw["emulator"]["notes"])
     assert_alike("wbbrp bbrp_pace=5", wbbrp, "wbbr", wbbr)
     assert bpf_left("wbbrp") == []
