@@ -26,7 +26,8 @@ is a hash of this fully resolved scenario, so it names the simulation itself: tw
 of one setting ("50mbit", "50000kbit") give one id, and a re-run recognises finished runs
 whatever the order of the grid. A finished run counts only if the simulator that stored it is
 this one (its row's ``model``, the fingerprint of the core's sources): runs of an older model
-are run again and replaced, so a resumed study never mixes two versions of the simulator.
+are run again and replaced, so a resumed study never mixes two versions of the simulator; a
+run that a Dask worker of another build returns is reported as failed rather than stored.
 
 Runs go to a local process pool (``workers``, default the CPU count; 1 runs them in this
 process) or to a Dask cluster (``scheduler``: its address, or a ``distributed.Client``). Workers
@@ -557,6 +558,14 @@ class _Collector:
             self.failures.append(f"{run.id} ({run.label()}): {e}")
             return
         result = Result.from_json(text)
+        model = result.summary.get("model")
+        if model != _core.MODEL:
+            # A Dask worker with another build: storing its run would mix two simulators.
+            self.failures.append(
+                f"{run.id} ({run.label()}): simulated by model {model}, not this one ({_core.MODEL}); "
+                "install the same wificc build on every worker"
+            )
+            return
         test = self.flent_tests.get(run.id)
 
         def flent_file(directory: Path) -> None:

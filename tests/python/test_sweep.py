@@ -379,6 +379,24 @@ def test_a_failed_run_is_reported_and_the_others_are_stored(tmp_path, monkeypatc
     assert len(pd.read_parquet(out / storage.RUNS_TABLE)) == 2
 
 
+def test_runs_a_worker_simulated_with_another_model_are_failures_not_results(tmp_path, monkeypatch):
+    # A Dask worker with another build returns documents of another model.
+    simulate = sweep_module.simulate
+
+    def other_build(text):
+        document = json.loads(simulate(text))
+        if json.loads(text)["seed"] == 2:
+            document["summary"]["model"] = "f" * 16
+        return json.dumps(document)
+
+    monkeypatch.setattr(sweep_module, "simulate", other_build)
+    out = tmp_path / "out"
+    runs = expand(_short_grid())
+    with pytest.raises(SweepError, match=rf"^2 of 4 runs failed: .*simulated by model f{{16}}, not this one"):
+        wificc.sweep(_short_grid(), out, workers=1, progress=False)
+    assert storage.finished_ids(out) == {r.id for r in runs if r.seed == 1}
+
+
 # Eight runs of about 0.3 s each: slow enough to be killed part-way.
 INTERRUPTED_GRID = {
     "test": "tcp_upload",
