@@ -362,39 +362,34 @@ def test_flent_files_need_runs_that_are_flent_tests(tmp_path):
         expand({**grid, "flent": "yes"})
 
 
-def test_a_failed_run_is_reported_and_the_others_are_stored(tmp_path, monkeypatch):
+def _fails(simulate, text):
+    raise RuntimeError("core failure")
+
+
+def _other_model(simulate, text):
+    # A Dask worker with another build returns documents of another model.
+    document = json.loads(simulate(text))
+    document["summary"]["model"] = "f" * 16
+    return json.dumps(document)
+
+
+@pytest.mark.parametrize(
+    ("worker", "message"),
+    [(_fails, "core failure"), (_other_model, "simulated by model ffffffffffffffff, not this one")],
+)
+def test_a_failed_run_is_reported_and_the_others_are_stored(tmp_path, monkeypatch, worker, message):
     simulate = sweep_module.simulate
-
-    def flaky(text):
-        if json.loads(text)["seed"] == 2:
-            raise RuntimeError("core failure")
-        return simulate(text)
-
-    monkeypatch.setattr(sweep_module, "simulate", flaky)
+    monkeypatch.setattr(
+        sweep_module,
+        "simulate",
+        lambda text: worker(simulate, text) if json.loads(text)["seed"] == 2 else simulate(text),
+    )
     out = tmp_path / "out"
     runs = expand(_short_grid())
-    with pytest.raises(SweepError, match=r"^2 of 4 runs failed: "):
+    with pytest.raises(SweepError, match=rf"^2 of 4 runs failed: .*{message}"):
         wificc.sweep(_short_grid(), out, workers=1, progress=False)
     assert storage.finished_ids(out) == {r.id for r in runs if r.seed == 1}
     assert len(pd.read_parquet(out / storage.RUNS_TABLE)) == 2
-
-
-def test_runs_a_worker_simulated_with_another_model_are_failures_not_results(tmp_path, monkeypatch):
-    # A Dask worker with another build returns documents of another model.
-    simulate = sweep_module.simulate
-
-    def other_build(text):
-        document = json.loads(simulate(text))
-        if json.loads(text)["seed"] == 2:
-            document["summary"]["model"] = "f" * 16
-        return json.dumps(document)
-
-    monkeypatch.setattr(sweep_module, "simulate", other_build)
-    out = tmp_path / "out"
-    runs = expand(_short_grid())
-    with pytest.raises(SweepError, match=rf"^2 of 4 runs failed: .*simulated by model f{{16}}, not this one"):
-        wificc.sweep(_short_grid(), out, workers=1, progress=False)
-    assert storage.finished_ids(out) == {r.id for r in runs if r.seed == 1}
 
 
 # Eight runs of about 0.3 s each: slow enough to be killed part-way.
