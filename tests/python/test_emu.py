@@ -267,6 +267,10 @@ def test_wifi_download_is_aggregated_at_the_ap_as_in_the_simulator(binary):
     notes = kernel["emulator"]["notes"]
     assert any(n.startswith("path.kind = wifi: uploads cross the station's radio") for n in notes), notes
     assert [q["name"] for q in kernel["queues"]] == ["backhaul", "backhaul-rev", "server-nic"]
+    # A-MPDUs reach the station as batches of packets due at one instant.
+    lateness = kernel["emulator"]["lateness"]
+    assert 0 < lateness["batches"] < lateness["packets"] / 2, lateness
+    assert lateness["batch_within_100us"] is not None and lateness["batch_p99_us"] is not None
 
 
 def start_run(tag: str, cc: str = "cubic") -> subprocess.Popen:
