@@ -1252,9 +1252,10 @@ def cleanup_cmd(
     typer.echo("\n".join(f"removed {name}" for name in removed) if removed else "nothing to remove")
 
 
-def with_cc(scenario: dict[str, Any], cc: str) -> dict[str, Any]:
-    """The scenario with every flow on congestion control ``cc`` and its default parameters."""
-    return {**scenario, "flows": [{**f, "cc": cc, "cc_params": {}} for f in scenario["flows"]]}
+def with_cc(scenario: dict[str, Any], cc: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The scenario with every flow on congestion control ``cc`` with ``params`` (default: its
+    defaults)."""
+    return {**scenario, "flows": [{**f, "cc": cc, "cc_params": dict(params or {})} for f in scenario["flows"]]}
 
 
 def compare_row(cc: str, sim: Result, kernel: Result) -> dict[str, Any]:
@@ -1330,21 +1331,40 @@ def validate_cmd(
             "--cc", help=f"Congestion controls to compare (default {', '.join(VALIDATE_CCS)}); wbbr, ... BPF."
         ),
     ] = None,
+    cc_param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cc-param",
+            help="KEY=VALUE for every compared cc: the simulator's parameter and the BPF variant's knob.",
+        ),
+    ] = None,
     length: LengthOpt = None,
     delay: DelayOpt = None,
     out: Annotated[Path | None, typer.Option(help="Write both runs of each cc and comparison.csv here.")] = None,
 ) -> None:
     """Run a scenario in the simulator and with the kernel's TCP through the emulator, per
     congestion control, and print them side by side (a BPF variant, e.g. wbbr, runs in the
-    kernel against the simulator's algorithm it implements, bbr)."""
+    kernel against the simulator's algorithm it implements, bbr). With --cc-param, both runs of
+    each cc get the parameters: the simulator's algorithm as parameters, the BPF variant as
+    knobs; the kernel's built-ins cannot take them."""
     with _cli().user_errors():
         options = scenarios.path_options(path, chipset, backhaul, stations, rate, rtt, buffer, qdisc, length, delay)
         base = validated(scenario_from(scenario_file, test, options))
+        params = scenarios.parse_cc_params(cc_param) if cc_param else {}
+        names = cc or VALIDATE_CCS
+        for name in names:
+            if params and simulator_cc(name) == name:
+                raise ValueError(
+                    f"--cc-param: {name} is a kernel built-in, whose parameters wificc cannot set (they are "
+                    "module-wide); compare it without --cc-param, or compare BPF variants (wbbr, wbbrp, ...)"
+                )
+            validated(with_cc(base, name, params))
+            variant_knobs(with_cc(base, name, params))
         rows = []
         notes: dict[str, None] = {}
-        for name in cc or VALIDATE_CCS:
-            sim = api.run(with_cc(base, simulator_cc(name)))
-            kernel = run_emulated(with_cc(base, name))
+        for name in names:
+            sim = api.run(with_cc(base, simulator_cc(name), params))
+            kernel = run_emulated(with_cc(base, name, params))
             rows.append(compare_row(name, sim, kernel))
             notes.update(dict.fromkeys(kernel.raw["emulator"]["notes"]))
             if out is not None:

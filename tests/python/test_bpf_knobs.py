@@ -8,7 +8,8 @@ import re
 
 import pytest
 import wificc
-from wificc import bpf, emu
+from typer.testing import CliRunner
+from wificc import bpf, cli, emu
 
 # X(name, default, min, max, scale) entries of a variant's WBBR_KNOBS (bpf/wbbr.h).
 KNOB_ENTRY = re.compile(r"X\((\w+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+)\)")
@@ -90,3 +91,22 @@ def test_flows_on_one_variant_must_ask_for_the_same_knobs():
         emu.variant_knobs(scenario(("wbbrp", {"bbrp_pace": 5}), ("wbbr", {}), ("wbbrp", {"bbrp_pace": 7})))
     with pytest.raises(ValueError, match=r"flows\[0\]\.cc_params\.high_gain: the BPF variant wbbr has no knob"):
         emu.variant_knobs(scenario(("wbbr", {"high_gain": 3.0})))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--cc", "wbbrp", "--cc", "cubic", "--cc-param", "bbrp_pace=5"],
+            "--cc-param: cubic is a kernel built-in, whose parameters wificc cannot set",
+        ),
+        (["--cc", "wbbr", "--cc-param", "bbrp_pace=5"], "flows[0].cc_params: parameter bbrp_pace = 5: not a parameter"),
+        (["--cc", "wbbr", "--cc-param", "cwnd_gain=2.5"], "cc_params.cwnd_gain: the BPF variant wbbr has no knob"),
+    ],
+)
+def test_validate_takes_parameters_for_variants_only_and_checks_them_before_running(args, message):
+    # Refused before anything runs, so neither root nor an emulator is needed.
+    runner = CliRunner()
+    done = runner.invoke(cli.app, ["validate", "--rate", "10mbit", *args])
+    assert done.exit_code == 2, done.output
+    assert message in done.output
