@@ -878,6 +878,8 @@ def _flow_summary(f: FlowRun, warmup_ns: int, drops: int) -> dict[str, Any]:
         "max_tsq_bytes": None,
         "tsq_exceptions": None,
         "tsq_max_excess": None,
+        "skbs_sent": None,
+        "skb_segs_mean": None,
     }
 
 

@@ -406,6 +406,12 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
                 max_tsq_bytes: st.max_below_bytes,
                 tsq_exceptions: st.tsq_exceptions,
                 tsq_max_excess: st.tsq_max_excess,
+                skbs_sent: st.skbs_sent,
+                skb_segs_mean: if st.skbs_sent > 0 {
+                    st.segs_sent as f64 / st.skbs_sent as f64
+                } else {
+                    0.0
+                },
             }
         })
         .collect();

@@ -155,6 +155,10 @@ pub struct FlowSummary {
     pub tsq_exceptions: u64,
     /// Largest excess over the TSQ limit after any other send (<= 0: the limit held).
     pub tsq_max_excess: i64,
+    /// Skbs handed below TCP (each GSO-segmented into segments), retransmissions included.
+    pub skbs_sent: u64,
+    /// Segments per skb: how much each send hands to the qdisc and radio at once.
+    pub skb_segs_mean: f64,
 }
 
 /// Summary of one ping stream.
