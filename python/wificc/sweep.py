@@ -474,7 +474,8 @@ def expand(grid: GridLike | Grid, repetitions: int | None = None) -> list[Run]:
 def summary_columns(result: Result) -> dict[str, Any]:
     """The summary columns of a run's row in runs.parquet.
 
-    ``flow<i>_goodput_bps`` and ``flow<i>_retrans`` per flow, ``total_goodput_bps``, ``jain``,
+    ``flow<i>_goodput_bps``, ``flow<i>_retrans`` and ``flow<i>_skb_segs_mean`` (segments per
+    skb handed below TCP) per flow, ``total_goodput_bps``, ``jain``,
     ``retrans`` (all flows); ``ping_p10_ms`` .. ``ping_p99_ms`` of the first ping (Flent's ICMP
     ping) and ``ping<i>_p10_ms`` .. of any further ping ``i``; ``<queue>_drops``,
     ``<queue>_sojourn_p95_ms`` (per-packet queueing delay), ``<queue>_signal_delay_p95_ms``
@@ -488,6 +489,7 @@ def summary_columns(result: Result) -> dict[str, Any]:
     for i, flow in enumerate(raw["flows"]):
         row[f"flow{i}_goodput_bps"] = flow["goodput_bps"]
         row[f"flow{i}_retrans"] = flow["retrans"]
+        row[f"flow{i}_skb_segs_mean"] = flow["skb_segs_mean"]
     summary = raw["summary"]
     row["total_goodput_bps"] = summary["total_goodput_bps"]
     row["jain"] = summary["jain"]

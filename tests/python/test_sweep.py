@@ -252,6 +252,7 @@ def test_a_small_sweep_writes_the_results_directory(tmp_path):
     direct = wificc.run(run.scenario)
     row = table.iloc[5]
     assert row["flow0_goodput_bps"] == direct.flows.loc[0, "goodput_bps"]
+    assert row["flow0_skb_segs_mean"] == direct.flows.loc[0, "skb_segs_mean"] > 1
     assert row["ping_p50_ms"] == direct.pings.loc[0, "rtt_p50_ms"]
     assert row["bottleneck_sojourn_p95_ms"] == direct.queues.set_index("name").loc["bottleneck", "sojourn_p95_ms"]
     assert pd.read_parquet(directory / TABLE_FILES["flows"])["goodput_bps"].tolist() == [row["flow0_goodput_bps"]]
