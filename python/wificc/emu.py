@@ -25,8 +25,9 @@ as it is queued for the emulator, so TCP Small Queues never holds the sender bac
 is recorded as 0, the TSQ summary fields as missing; on a Wi-Fi path an upload's aggregation then
 depends only on what the kernel hands over); the TCP handshake happens before a flow's
 start; a flow stops writing at its stop time and its last unsent bytes (at most
-``TCP_NOTSENT_LOWAT``, about 50 ms of the path's rate) still leave; congestion-control
-parameters are module-wide in the kernel and are not applied.
+``TCP_NOTSENT_LOWAT``, about 50 ms of the path's rate) still leave; the parameters of the
+kernel's built-in congestion controls are module-wide and are not applied (those of wificc's
+BPF variants are, as their knobs: :func:`variant_knobs`).
 """
 
 from __future__ import annotations
