@@ -1,5 +1,7 @@
 //! Fingerprints the simulator's sources: `WIFICC_MODEL` is the SHA-256 (first 16 hex digits) of
-//! every file under `src/` (relative path and contents, in path order) and of Cargo.toml.
+//! every file under `src/` (relative path and contents, in path order), of Cargo.toml and of the
+//! workspace's Cargo.lock when there is one (the versions of dependencies such as the random
+//! number generators results depend on).
 //! Results carry it, so a sweep can tell runs of this model from runs stored by another one.
 
 use std::fs;
@@ -25,6 +27,10 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let mut paths = vec![root.join("Cargo.toml")];
+    let lock = root.join("../../Cargo.lock");
+    if lock.is_file() {
+        paths.push(lock.clone());
+    }
     files(&root.join("src"), &mut paths);
     let mut hash = Sha256::new();
     for path in &paths {
@@ -45,4 +51,5 @@ fn main() {
     println!("cargo:rustc-env=WIFICC_MODEL={digest}");
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=Cargo.toml");
+    println!("cargo:rerun-if-changed={}", lock.display());
 }
