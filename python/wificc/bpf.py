@@ -674,16 +674,18 @@ def release(token: str, names: Iterable[str]) -> list[str]:
         for name in chosen:
             where = LEASE_ROOT / name
             (where / token).unlink(missing_ok=True)
-            if _live_leases(name) or not (where / RUN_LOADED).exists():
+            if _live_leases(name):
                 continue
-            try:
-                if _unload_one(name):
-                    done.append(name)
-            except BpfError as e:
-                errors.append(str(e))
-                continue
-            (where / RUN_LOADED).unlink(missing_ok=True)
-            if not any(where.iterdir()):
+            if (where / RUN_LOADED).exists():
+                try:
+                    if _unload_one(name):
+                        done.append(name)
+                except BpfError as e:
+                    errors.append(str(e))
+                    continue
+                (where / RUN_LOADED).unlink(missing_ok=True)
+            # No lease left (a variant loaded by hand included): nothing to keep.
+            if where.is_dir() and not any(where.iterdir()):
                 where.rmdir()
     if errors:
         raise BpfError("\n".join(errors))

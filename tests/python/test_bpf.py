@@ -313,6 +313,7 @@ def test_a_variant_loaded_by_hand_outlives_the_runs_that_use_it(built):
     assert bpf.acquire(run, ["wbbrn"]) == []
     assert bpf.release(run, ["wbbrn"]) == []
     assert "wbbrn" in bpf.available()
+    assert not (bpf.LEASE_ROOT / "wbbrn").exists(), "no lease left behind"
 
 
 def test_the_lease_of_a_run_that_died_keeps_nothing_loaded(built):
