@@ -20,10 +20,11 @@
 //! - [`spec`]: the scenario-facing configuration that builds any of them.
 //!
 //! Every queue is a ring ([`PacketQueue`], a `VecDeque`) that stops allocating once it has
-//! reached its largest occupancy, and every qdisc is a concrete type. An owner holds an
-//! [`AnyQdisc`]: the FIFOs that most links and host NICs run are called directly (their
-//! enqueue and dequeue inline into the link), any other qdisc through `Box<dyn Qdisc>`; there
-//! is no dynamic dispatch inside a qdisc.
+//! reached its largest occupancy, and every qdisc is a concrete type. An owner (a link, a host
+//! NIC, a Wi-Fi TXQ) holds an [`AnyQdisc`]: the FIFOs most links and host NICs run and the
+//! fq_codel of mac80211's TXQs are called directly (the FIFOs' enqueue and dequeue inline into
+//! the link), any other qdisc through `Box<dyn Qdisc>`; there is no dynamic dispatch inside a
+//! qdisc.
 
 pub mod codel;
 pub mod ecn_step;
@@ -86,11 +87,12 @@ pub trait Qdisc: Send {
     }
 }
 
-/// A qdisc as its owner holds it: [`Fifo`] and [`PfifoFast`] by value, dispatched statically,
-/// every other kind behind the trait object.
+/// A qdisc as its owner holds it: [`Fifo`], [`PfifoFast`] and [`FqCodel`] (boxed: it is large)
+/// dispatched statically, every other kind behind the trait object.
 pub enum AnyQdisc {
     Fifo(Fifo),
     PfifoFast(PfifoFast),
+    FqCodel(Box<FqCodel>),
     Other(Box<dyn Qdisc>),
 }
 
@@ -100,9 +102,22 @@ macro_rules! any_qdisc {
         match $any {
             AnyQdisc::Fifo($q) => $call,
             AnyQdisc::PfifoFast($q) => $call,
+            AnyQdisc::FqCodel($q) => $call,
             AnyQdisc::Other($q) => $call,
         }
     };
+}
+
+impl std::fmt::Debug for AnyQdisc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            AnyQdisc::Fifo(_) => "Fifo",
+            AnyQdisc::PfifoFast(_) => "PfifoFast",
+            AnyQdisc::FqCodel(_) => "FqCodel",
+            AnyQdisc::Other(_) => "Other",
+        };
+        write!(f, "AnyQdisc::{kind} {{ len: {} }}", self.len())
+    }
 }
 
 impl Qdisc for AnyQdisc {
@@ -144,6 +159,12 @@ impl From<Fifo> for AnyQdisc {
 impl From<PfifoFast> for AnyQdisc {
     fn from(q: PfifoFast) -> Self {
         AnyQdisc::PfifoFast(q)
+    }
+}
+
+impl From<FqCodel> for AnyQdisc {
+    fn from(q: FqCodel) -> Self {
+        AnyQdisc::FqCodel(Box::new(q))
     }
 }
 

@@ -480,7 +480,7 @@ impl QdiscSpec {
                     codel: codel_params(mtu, target, interval, ecn, ce_threshold, control_law),
                 };
                 let seed = ((rng.next_u32() as u64) << 32) | rng.next_u32() as u64;
-                AnyQdisc::other(FqCodel::new(params, seed))
+                FqCodel::new(params, seed).into()
             }
             QdiscSpec::Pie {
                 target,

@@ -20,6 +20,7 @@ use super::phy::{
 use super::txq::{Mpdu, Session, TxqSpec};
 use super::{MacMode, NodeStats, WifiOut, WifiSpec, WifiStats};
 use crate::net::packet::{Kind, Packet};
+use crate::net::qdisc::Qdisc;
 use crate::sim::{stream_seed, Rng, Timer};
 use crate::units::{bytes_in, tx_time, BitsPerSec, Bytes, Nanos};
 

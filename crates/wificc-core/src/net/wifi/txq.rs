@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::phy::Standard;
 use crate::net::packet::Packet;
 use crate::net::qdisc::spec::TXQUEUELEN;
-use crate::net::qdisc::{CodelParams, Fifo, FifoLimit, FqCodel, FqCodelParams, Qdisc};
+use crate::net::qdisc::{AnyQdisc, CodelParams, Fifo, FifoLimit, FqCodel, FqCodelParams, Qdisc};
 use crate::parse::{Dur, Size};
 use crate::units::{Bytes, Nanos, NSEC_PER_MSEC};
 
@@ -178,7 +178,7 @@ impl TxqSpec {
     }
 
     /// Build one TXQ for a radio of `standard`; `hash_seed` perturbs the flow hash.
-    pub fn build(&self, standard: Standard, hash_seed: u64) -> Txq {
+    pub fn build(&self, standard: Standard, hash_seed: u64) -> AnyQdisc {
         match *self {
             TxqSpec::FqCodel {
                 target,
@@ -206,44 +206,10 @@ impl TxqSpec {
                         ..CodelParams::new(CODEL_MTU)
                     },
                 };
-                Txq::FqCodel(Box::new(FqCodel::new(params, hash_seed)))
+                FqCodel::new(params, hash_seed).into()
             }
-            TxqSpec::Pfifo { limit } => Txq::Pfifo(Fifo::new(FifoLimit::Packets(limit), false)),
+            TxqSpec::Pfifo { limit } => Fifo::new(FifoLimit::Packets(limit), false).into(),
         }
-    }
-}
-
-/// One TXQ: a concrete qdisc, dispatched by a match rather than a virtual call.
-#[derive(Debug, Clone)]
-pub enum Txq {
-    FqCodel(Box<FqCodel>),
-    Pfifo(Fifo),
-}
-
-impl Txq {
-    pub fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
-        match self {
-            Txq::FqCodel(q) => q.enqueue(pkt, now, dropped),
-            Txq::Pfifo(q) => q.enqueue(pkt, now, dropped),
-        }
-    }
-
-    pub fn dequeue(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Packet> {
-        match self {
-            Txq::FqCodel(q) => q.dequeue(now, dropped),
-            Txq::Pfifo(q) => q.dequeue(now, dropped),
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            Txq::FqCodel(q) => q.len(),
-            Txq::Pfifo(q) => q.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -265,7 +231,7 @@ const OUTSTANDING_WORDS: usize = MAX_BA_WINDOW as usize / 64;
 /// A (transmitter, receiver, access category) queue and Block Ack session.
 #[derive(Debug)]
 pub struct Session {
-    pub txq: Txq,
+    pub txq: AnyQdisc,
     /// A packet taken from the TXQ that did not fit the last aggregate.
     pub held: Option<Packet>,
     /// MPDUs to retransmit, in sequence order.
@@ -284,7 +250,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(txq: Txq) -> Self {
+    pub fn new(txq: AnyQdisc) -> Self {
         Session {
             txq,
             held: None,
