@@ -289,12 +289,9 @@ def knobs(name: str) -> list[Knob]:
     ]
 
 
-def set_knobs(name: str, assignments: Iterable[str]) -> list[Knob]:
-    """Apply `key=value` assignments to a loaded algorithm; returns the knobs as now set."""
-    require_kernel()
-    current = knobs(name)
-    by_name = {k.name: k for k in current}
-    raw = {k.name: k.raw for k in current}
+def _parsed(name: str, by_name: Mapping[str, Knob], assignments: Iterable[str]) -> dict[str, int]:
+    """The raw values `key=value` assignments give knobs of `name`, each checked."""
+    raw = {}
     for item in assignments:
         key, sep, text = item.partition("=")
         key = key.strip()
@@ -306,6 +303,15 @@ def set_knobs(name: str, assignments: Iterable[str]) -> list[Knob]:
             raw[key] = by_name[key].parse(text.strip())
         except BpfError as e:
             raise BpfError(f"{name}: {e}") from None
+    return raw
+
+
+def set_knobs(name: str, assignments: Iterable[str]) -> list[Knob]:
+    """Apply `key=value` assignments to a loaded algorithm; returns the knobs as now set."""
+    require_kernel()
+    current = knobs(name)
+    by_name = {k.name: k for k in current}
+    raw = {k.name: k.raw for k in current} | _parsed(name, by_name, assignments)
     for chain in ORDERED_KNOBS:
         if all(k in raw for k in chain) and any(raw[a] > raw[b] for a, b in pairwise(chain)):
             shown = ", ".join(f"{k} = {by_name[k].show(raw[k])}" for k in chain)
@@ -433,12 +439,8 @@ def knob_assignments(name: str, cc_params: Mapping[str, Any], field: str = "cc_p
 def _knobs_match(name: str, assignments: Iterable[str]) -> None:
     """Check that the loaded variant `name` already has the knob values `assignments` ask for."""
     by_name = {k.name: k for k in knobs(name)}
-    for item in assignments:
-        key, _, text = item.partition("=")
-        knob = by_name.get(key)
-        if knob is None:
-            raise BpfError(f"{name} has no knob {key!r}; its knobs are {', '.join(by_name)}")
-        want = knob.parse(text)
+    for key, want in _parsed(name, by_name, assignments).items():
+        knob = by_name[key]
         if want != knob.raw:
             raise BpfError(
                 f"{name} is already loaded with {key} = {knob.show()}, and this run asks for "

@@ -925,7 +925,7 @@ def result_document(
     goodputs = [r["goodput_bps"] for r in flow_rows]
     squares = sum(g * g for g in goodputs)
     notes = [*emu.ready["notes"], RECORDING_NOTE]
-    if any(f.get("cc_params") and simulator_cc(f["cc"]) == f["cc"] for f in scenario["flows"]):
+    if any(f.get("cc_params") and not is_variant(f["cc"]) for f in scenario["flows"]):
         notes.append(CC_PARAMS_NOTE)
     lateness = report["lateness"]
     packets = report["packets"]
@@ -1004,6 +1004,11 @@ def simulator_cc(cc: str) -> str:
     return cc.removeprefix(BPF_PREFIX) if cc in variants else cc
 
 
+def is_variant(cc: str) -> bool:
+    """Whether kernel congestion control ``cc`` is one of wificc's BPF variants."""
+    return simulator_cc(cc) != cc
+
+
 def validated(scenario: api.ScenarioLike) -> dict[str, Any]:
     """The scenario with every default filled in, its flows on the kernel congestion controls it
     names: a flow on a BPF variant (wbbr, ...) is checked as a flow on the simulator's
@@ -1032,7 +1037,7 @@ def variant_knobs(scenario: dict[str, Any]) -> dict[str, list[str]]:
     sets: dict[str, tuple[int, list[str]]] = {}
     for i, flow in enumerate(scenario["flows"]):
         cc, params = flow["cc"], flow.get("cc_params") or {}
-        if simulator_cc(cc) == cc or not params:
+        if not is_variant(cc) or not params:
             continue
         try:
             assignments = bpf.knob_assignments(cc, params, f"flows[{i}].cc_params")
@@ -1060,7 +1065,7 @@ def bpf_variants_loaded(ccs: Iterable[str], knob_sets: dict[str, list[str]] | No
     input to end: when the block ends it is closed and waited for; if this process is killed,
     the kernel closes it, and the guard still releases.
     """
-    wanted = sorted({cc for cc in ccs if simulator_cc(cc) != cc})
+    wanted = sorted({cc for cc in ccs if is_variant(cc)})
     if not wanted:
         yield []
         return
@@ -1133,7 +1138,7 @@ def knobs_in_use(scenario: dict[str, Any]) -> dict[str, dict[str, str]]:
     """The knobs of each BPF variant the scenario's flows run, as now set (a variant loaded
     without wificc's pins has none to show)."""
     out = {}
-    for cc in sorted({f["cc"] for f in scenario["flows"] if simulator_cc(f["cc"]) != f["cc"]}):
+    for cc in sorted({f["cc"] for f in scenario["flows"] if is_variant(f["cc"])}):
         try:
             out[cc] = {k.name: k.show() for k in bpf.knobs(cc)}
         except bpf.BpfError:
@@ -1356,13 +1361,13 @@ def validate_cmd(
         params = scenarios.parse_cc_params(cc_param) if cc_param else {}
         names = cc or VALIDATE_CCS
         for name in names:
-            if params and simulator_cc(name) == name:
+            if params and not is_variant(name):
                 raise ValueError(
                     f"--cc-param: {name} is a kernel built-in, whose parameters wificc cannot set (they are "
                     "module-wide); compare it without --cc-param, or compare BPF variants (wbbr, wbbrp, ...)"
                 )
-            validated(with_cc(base, name, params))
-            variant_knobs(with_cc(base, name, params))
+            checked = validated(with_cc(base, name, params))
+            variant_knobs(checked)
         rows = []
         notes: dict[str, None] = {}
         for name in names:
