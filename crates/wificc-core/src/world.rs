@@ -18,7 +18,7 @@ use crate::metrics::results::{
 };
 use crate::metrics::Histogram;
 use crate::net::link::{Link, Wake};
-use crate::net::packet::{Kind, Packet, ICMP_HEADER, UDP_HEADER};
+use crate::net::packet::{Emit, Kind, Packet, PacketRef, Packets, ICMP_HEADER, UDP_HEADER};
 use crate::net::trace::{TraceLink, TraceWake};
 use crate::net::wifi::{Bss, NodeStats, WifiOut};
 use crate::sim::EventQueue;
@@ -148,8 +148,10 @@ pub struct World {
     pub step: Nanos,
     /// Summary statistics (percentiles, goodput) count from this time on.
     pub warmup: Nanos,
-    work: VecDeque<Packet>,
-    dropped: Vec<Packet>,
+    /// Every packet in the network (see `net::packet::Packets`).
+    pkts: Packets,
+    /// Packets to hand to their next hop now, in order.
+    work: VecDeque<PacketRef>,
     timers: Vec<(Nanos, SenderTimer)>,
 }
 
@@ -169,8 +171,8 @@ impl World {
             trace_delivered_at_warmup: Vec::new(),
             step,
             warmup,
+            pkts: Packets::new(),
             work: VecDeque::new(),
-            dropped: Vec::new(),
             timers: Vec::new(),
         }
     }
@@ -367,7 +369,7 @@ impl World {
     fn catch_up_links(&mut self) {
         let now = self.now();
         for id in 0..self.links.len() as u32 {
-            if let Some(t) = self.links[id as usize].catch_up(now, &mut self.dropped) {
+            if let Some(t) = self.links[id as usize].catch_up(now, &mut self.pkts) {
                 self.queue.schedule(t, Event::LinkArrival(id));
             }
             self.handle_drops(Some(id));
@@ -400,7 +402,7 @@ impl World {
         let now = self.now();
         match ev {
             Event::LinkTxDone(id) => {
-                let done = self.links[id as usize].tx_done(now, &mut self.dropped);
+                let done = self.links[id as usize].tx_done(now, &mut self.pkts);
                 self.schedule_wake(id, done.wake);
                 if let Some(p) = done.arrived {
                     self.work.push_back(p);
@@ -411,17 +413,14 @@ impl World {
                 self.handle_drops(Some(id));
             }
             Event::LinkArrival(id) => {
-                let mut arrived = std::mem::take(&mut self.work);
-                if let Some(t) =
-                    self.links[id as usize].arrive(now, &mut arrived, &mut self.dropped)
+                if let Some(t) = self.links[id as usize].arrive(now, &mut self.work, &mut self.pkts)
                 {
                     self.queue.schedule(t, Event::LinkArrival(id));
                 }
-                self.work = arrived;
                 self.handle_drops(Some(id));
             }
             Event::TraceOpportunity(id) => {
-                let wake = self.traces[id as usize].opportunity(now, &mut self.dropped);
+                let wake = self.traces[id as usize].opportunity(now, &mut self.pkts);
                 self.schedule_trace_wake(id, wake);
                 self.handle_drops(None);
             }
@@ -432,9 +431,9 @@ impl World {
             }
             Event::WifiWake(b) => {
                 let mut out = WifiOut {
+                    pkts: &mut self.pkts,
                     delivered: &mut self.work,
                     completed: &mut self.completed,
-                    dropped: &mut self.dropped,
                 };
                 if let Some(t) = self.bsses[b as usize].bss.wake(now, &mut out) {
                     self.queue.schedule(t, Event::WifiWake(b));
@@ -444,7 +443,11 @@ impl World {
             Event::SenderTimer(f, which) => self.with_sender(f, |s, out| s.on_timer(which, out)),
             Event::DelAck(f) => {
                 let flow = &mut self.flows[f as usize];
-                if let Some(t) = flow.receiver.on_delack_timer(now, &mut self.work) {
+                let mut acks = Emit {
+                    pkts: &mut self.pkts,
+                    work: &mut self.work,
+                };
+                if let Some(t) = flow.receiver.on_delack_timer(now, &mut acks) {
                     self.queue.schedule(t, Event::DelAck(f));
                 }
             }
@@ -479,7 +482,10 @@ impl World {
         let flow = &mut self.flows[id as usize];
         let mut out = Out {
             now,
-            pkts: &mut self.work,
+            pkts: Emit {
+                pkts: &mut self.pkts,
+                work: &mut self.work,
+            },
             timers: &mut self.timers,
         };
         f(&mut flow.sender, &mut out);
@@ -504,30 +510,32 @@ impl World {
         ping.sent += 1;
         self.queue
             .schedule(now + ping.interval, Event::PingSend(id));
-        self.work.push_back(p);
+        let r = self.pkts.insert(p);
+        self.work.push_back(r);
     }
 
     /// Move every packet in the work queue to its next hop until the cascade settles.
     fn forward_all(&mut self) {
         while let Some(pkt) = self.work.pop_front() {
             let now = self.now();
-            let hop = self.routes[pkt.route as usize][pkt.hop as usize];
+            let p = &self.pkts[pkt];
+            let hop = self.routes[p.route as usize][p.hop as usize];
             match hop {
                 Hop::Link(l) => {
-                    let wake = self.links[l as usize].accept(pkt, now, &mut self.dropped);
+                    let wake = self.links[l as usize].accept(pkt, &mut self.pkts, now);
                     self.schedule_wake(l, wake);
                     self.handle_drops(Some(l));
                 }
                 Hop::Trace(t) => {
-                    let wake = self.traces[t as usize].accept(pkt, now, &mut self.dropped);
+                    let wake = self.traces[t as usize].accept(pkt, &mut self.pkts, now);
                     self.schedule_trace_wake(t, wake);
                     self.handle_drops(None);
                 }
                 Hop::Wifi { bss, from, to } => {
                     let mut out = WifiOut {
+                        pkts: &mut self.pkts,
                         delivered: &mut self.work,
                         completed: &mut self.completed,
-                        dropped: &mut self.dropped,
                     };
                     if let Some(t) = self.bsses[bss as usize]
                         .bss
@@ -538,20 +546,29 @@ impl World {
                     self.wifi_completions();
                 }
                 Hop::Receiver(f) => {
+                    let data = self.pkts.remove(pkt);
                     let flow = &mut self.flows[f as usize];
-                    if let Some(t) = flow.receiver.on_data(&pkt, now, &mut self.work) {
+                    let mut acks = Emit {
+                        pkts: &mut self.pkts,
+                        work: &mut self.work,
+                    };
+                    if let Some(t) = flow.receiver.on_data(&data, now, &mut acks) {
                         self.queue.schedule(t, Event::DelAck(f));
                     }
                 }
-                Hop::Sender(f) => self.with_sender(f, |s, out| s.on_ack(&pkt, out)),
+                Hop::Sender(f) => {
+                    let ack = self.pkts.remove(pkt);
+                    self.with_sender(f, |s, out| s.on_ack(&ack, out));
+                }
                 Hop::PingEcho(p) => {
-                    let mut reply = pkt;
+                    let reply = &mut self.pkts[pkt];
                     reply.set_kind(Kind::PingReply);
                     reply.route = self.pings[p as usize].return_route;
                     reply.hop = 0;
-                    self.work.push_back(reply);
+                    self.work.push_back(pkt);
                 }
                 Hop::PingOrigin(p) => {
+                    let pkt = self.pkts.remove(pkt);
                     let ping = &mut self.pings[p as usize];
                     ping.received += 1;
                     let rtt = now - pkt.sent;
@@ -587,16 +604,19 @@ impl World {
     /// Account packets a queue dropped; a drop at the sender's own NIC frees its TSQ charge.
     #[inline]
     fn handle_drops(&mut self, link: Option<u32>) {
-        if !self.dropped.is_empty() {
+        if !self.pkts.dropped().is_empty() {
             self.account_drops(link);
         }
     }
 
+    /// Count each dropped packet against its flow, release the TSQ charge of a drop at the
+    /// sender's own NIC, and free the packets.
     #[cold]
     fn account_drops(&mut self, link: Option<u32>) {
         let reports = link.is_some_and(|l| self.links[l as usize].reports_tx_completion);
-        let dropped = std::mem::take(&mut self.dropped);
-        for p in &dropped {
+        let dropped = self.pkts.take_dropped();
+        for &r in &dropped {
+            let p: Packet = self.pkts.remove(r);
             if matches!(p.kind(), Kind::Data | Kind::Ack) {
                 self.flows[p.flow as usize].drops += 1;
             }
@@ -604,8 +624,7 @@ impl World {
                 self.with_sender(p.flow, |s, out| s.on_tx_complete(p.truesize, out));
             }
         }
-        self.dropped = dropped;
-        self.dropped.clear();
+        self.pkts.restore_dropped(dropped);
     }
 
     fn sample(&mut self) {
@@ -727,5 +746,11 @@ impl World {
 
     pub fn events_processed(&self) -> u64 {
         self.queue.processed()
+    }
+
+    /// Packets in the network now: queued, on a wire or in the air, or held by a BSS for
+    /// reordering or retransmission.
+    pub fn packets_in_network(&self) -> usize {
+        self.pkts.live()
     }
 }

@@ -38,7 +38,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use wificc_core::metrics::results::{
     QueueSeries, QueueSummary, SeriesOf, WifiNodeSummary, WifiSeries,
 };
-use wificc_core::net::packet::Packet;
+use wificc_core::net::packet::{Packet, PacketRef, Packets};
 use wificc_core::net::wifi::WifiOut;
 use wificc_core::scenario::{build_network, Scenario, ScenarioError};
 use wificc_core::units::Nanos;
@@ -97,8 +97,9 @@ pub struct EmuPath {
     link_delivers: Vec<bool>,
     trace_delivers: Vec<bool>,
     wifi_delivers: Vec<bool>,
-    dropped: Vec<Packet>,
-    arrived: VecDeque<Packet>,
+    /// The packets on the path (see `wificc_core::net::packet::Packets`).
+    pkts: Packets,
+    arrived: VecDeque<PacketRef>,
     /// TX completions a BSS reports for the senders' TCP Small Queues: there is no simulated
     /// sender to tell (the kernels' TSQ is released by the TUN driver), so they are discarded.
     completed: Vec<(u32, u32)>,
@@ -148,7 +149,7 @@ impl EmuPath {
             link_delivers,
             trace_delivers,
             wifi_delivers,
-            dropped: Vec::new(),
+            pkts: Packets::new(),
             arrived: VecDeque::new(),
             completed: Vec::new(),
         })
@@ -225,6 +226,7 @@ impl EmuPath {
     /// A packet read from a host at `now` enters its route (`pkt.route`, `pkt.hop` 0).
     /// Every event due before `now` must have been handled ([`EmuPath::advance`]).
     pub fn inject(&mut self, pkt: Packet, now: Nanos, sink: &mut impl Sink) {
+        let pkt = self.pkts.insert(pkt);
         self.forward(pkt, now, sink);
         self.flush_drops(sink);
     }
@@ -238,7 +240,7 @@ impl EmuPath {
             match due {
                 Due::TxDone(l) => {
                     self.tx_at[l] = None;
-                    let done = self.world.links[l].tx_done(t, &mut self.dropped);
+                    let done = self.world.links[l].tx_done(t, &mut self.pkts);
                     self.arm_link(l, done.wake.tx_done, done.wake.arrival);
                     if let Some(pkt) = done.arrived {
                         self.next_hop(pkt, t, sink);
@@ -247,12 +249,12 @@ impl EmuPath {
                 Due::LinkArrival(l) => {
                     let mut arrived = std::mem::take(&mut self.arrived);
                     self.link_arrival_at[l] =
-                        self.world.links[l].arrive(t, &mut arrived, &mut self.dropped);
+                        self.world.links[l].arrive(t, &mut arrived, &mut self.pkts);
                     self.forward_arrived(&mut arrived, t, sink);
                 }
                 Due::Opportunity(x) => {
                     self.opportunity_at[x] = None;
-                    let wake = self.world.traces[x].opportunity(t, &mut self.dropped);
+                    let wake = self.world.traces[x].opportunity(t, &mut self.pkts);
                     self.arm_trace(x, wake.opportunity, wake.arrival);
                 }
                 Due::TraceArrival(x) => {
@@ -267,9 +269,9 @@ impl EmuPath {
                     }
                     let mut arrived = std::mem::take(&mut self.arrived);
                     let mut out = WifiOut {
+                        pkts: &mut self.pkts,
                         delivered: &mut arrived,
                         completed: &mut self.completed,
-                        dropped: &mut self.dropped,
                     };
                     if let Some(next) = self.world.bsses[b].bss.wake(t, &mut out) {
                         self.wifi_wakes[b].push(Reverse(next));
@@ -283,7 +285,12 @@ impl EmuPath {
     }
 
     /// Move every packet that arrived at the end of a link on to its next hop.
-    fn forward_arrived(&mut self, arrived: &mut VecDeque<Packet>, t: Nanos, sink: &mut impl Sink) {
+    fn forward_arrived(
+        &mut self,
+        arrived: &mut VecDeque<PacketRef>,
+        t: Nanos,
+        sink: &mut impl Sink,
+    ) {
         while let Some(pkt) = arrived.pop_front() {
             self.next_hop(pkt, t, sink);
         }
@@ -291,22 +298,23 @@ impl EmuPath {
     }
 
     /// The component that held `pkt` has already advanced it to its next hop.
-    fn next_hop(&mut self, pkt: Packet, now: Nanos, sink: &mut impl Sink) {
+    fn next_hop(&mut self, pkt: PacketRef, now: Nanos, sink: &mut impl Sink) {
         self.forward(pkt, now, sink);
     }
 
     /// Take `pkt` through its current hop at `now`.
-    fn forward(&mut self, pkt: Packet, now: Nanos, sink: &mut impl Sink) {
-        let route = &self.routes[pkt.route as usize];
-        match route.hops.get(pkt.hop as usize) {
+    fn forward(&mut self, pkt: PacketRef, now: Nanos, sink: &mut impl Sink) {
+        let p = &self.pkts[pkt];
+        let route = &self.routes[p.route as usize];
+        match route.hops.get(p.hop as usize) {
             Some(&Hop::Link(l)) => {
                 let l = l as usize;
-                let wake = self.world.links[l].accept(pkt, now, &mut self.dropped);
+                let wake = self.world.links[l].accept(pkt, &mut self.pkts, now);
                 self.arm_link(l, wake.tx_done, wake.arrival);
             }
             Some(&Hop::Trace(x)) => {
                 let x = x as usize;
-                let wake = self.world.traces[x].accept(pkt, now, &mut self.dropped);
+                let wake = self.world.traces[x].accept(pkt, &mut self.pkts, now);
                 self.arm_trace(x, wake.opportunity, wake.arrival);
             }
             Some(&Hop::Wifi { bss, from, to }) => {
@@ -314,16 +322,19 @@ impl EmuPath {
                 // A packet entering a TXQ is not delivered anywhere yet: `received` stays empty.
                 let mut received = VecDeque::new();
                 let mut out = WifiOut {
+                    pkts: &mut self.pkts,
                     delivered: &mut received,
                     completed: &mut self.completed,
-                    dropped: &mut self.dropped,
                 };
                 if let Some(t) = self.world.bsses[b].bss.accept(pkt, from, to, now, &mut out) {
                     self.wifi_wakes[b].push(Reverse(t));
                 }
                 self.completed.clear();
             }
-            Some(_) | None => sink.deliver(route.to, pkt, now),
+            Some(_) | None => {
+                let to = route.to;
+                sink.deliver(to, self.pkts.remove(pkt), now)
+            }
         }
     }
 
@@ -351,15 +362,20 @@ impl EmuPath {
     /// the next event's.
     fn catch_up_links(&mut self, t: Nanos) {
         for l in 0..self.world.links.len() {
-            let arrival = self.world.links[l].catch_up(t, &mut self.dropped);
+            let arrival = self.world.links[l].catch_up(t, &mut self.pkts);
             self.arm_link(l, None, arrival);
         }
     }
 
     fn flush_drops(&mut self, sink: &mut impl Sink) {
-        for pkt in self.dropped.drain(..) {
-            sink.dropped(pkt);
+        if self.pkts.dropped().is_empty() {
+            return;
         }
+        let dropped = self.pkts.take_dropped();
+        for &pkt in &dropped {
+            sink.dropped(self.pkts.remove(pkt));
+        }
+        self.pkts.restore_dropped(dropped);
     }
 
     /// The end of the warm-up at model time `t`: utilisation counts from here.

@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 
-use super::packet::{Kind, Packet};
+use super::packet::{Kind, PacketRef, Packets};
 use super::qdisc::{AnyQdisc, Qdisc, QdiscStats};
 use crate::metrics::Histogram;
 use crate::sim::Rng;
@@ -51,7 +51,7 @@ pub struct Link {
     /// A `tx_done` event is scheduled at `busy_until`.
     tx_pending: bool,
     /// Zero-delay link: the packet being serialised, handed over at `tx_done`.
-    in_service: Option<Packet>,
+    in_service: Option<PacketRef>,
     /// TX completion to report at `tx_done`: (flow, truesize) of the packet being serialised.
     completion: Option<(u32, u32)>,
     wire: DelayLine,
@@ -73,19 +73,17 @@ pub struct Link {
 /// order, and one pending arrival event at most, for its head.
 #[derive(Debug, Default)]
 pub struct DelayLine {
-    wire: VecDeque<(Nanos, Packet)>,
+    wire: VecDeque<(Nanos, PacketRef)>,
     arrival_pending: bool,
 }
 
 impl DelayLine {
-    /// Put `pkt` on the line, due at `at`, headed for the next hop of its route (see
-    /// `Packet::hop`); returns `Some(at)` when an arrival event must be scheduled (none is
-    /// pending).
-    pub fn push(&mut self, at: Nanos, pkt: Packet) -> Option<Nanos> {
+    /// Put `pkt` on the line, due at `at`, headed for the next hop of its route; returns
+    /// `Some(at)` when an arrival event must be scheduled (none is pending).
+    #[inline]
+    pub fn push(&mut self, at: Nanos, pkt: PacketRef, pkts: &mut Packets) -> Option<Nanos> {
+        pkts[pkt].hop += 1;
         self.wire.push_back((at, pkt));
-        if let Some((_, held)) = self.wire.back_mut() {
-            held.hop += 1;
-        }
         self.arm(at)
     }
 
@@ -102,7 +100,7 @@ impl DelayLine {
 
     /// The arrival event: move every packet due by `now` to `out`, and return when the next
     /// one is due (the event to schedule next), if any.
-    pub fn arrive(&mut self, now: Nanos, out: &mut VecDeque<Packet>) -> Option<Nanos> {
+    pub fn arrive(&mut self, now: Nanos, out: &mut VecDeque<PacketRef>) -> Option<Nanos> {
         while let Some(&(t, _)) = self.wire.front() {
             if t > now {
                 return Some(t);
@@ -129,7 +127,7 @@ pub struct Wake {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Done {
     /// On a zero-delay link, the packet that just arrived at the far end.
-    pub arrived: Option<Packet>,
+    pub arrived: Option<PacketRef>,
     /// (flow, truesize) of a data packet whose TX completion is to be reported.
     pub completed: Option<(u32, u32)>,
     pub wake: Wake,
@@ -182,11 +180,11 @@ impl Link {
 
     /// A lazy link carries out every start due by `now`, each at its own time (a no-op for
     /// other links). Returns the arrival event to schedule, if one is needed and none pending.
-    pub fn catch_up(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Nanos> {
+    pub fn catch_up(&mut self, now: Nanos, pkts: &mut Packets) -> Option<Nanos> {
         let mut arrival = None;
         if self.lazy() {
             while self.busy_until <= now && !self.qdisc.is_empty() {
-                match self.start(self.busy_until, dropped) {
+                match self.start(self.busy_until, pkts) {
                     Some(at) => arrival = arrival.or(at),
                     None => break,
                 }
@@ -214,12 +212,12 @@ impl Link {
     }
 
     /// A packet arrives at the link's queue.
-    pub fn accept(&mut self, mut pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) -> Wake {
-        let mut arrival = self.catch_up(now, dropped);
+    pub fn accept(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos) -> Wake {
+        let mut arrival = self.catch_up(now, pkts);
         if let Some((p, rng)) = self.loss.as_mut() {
             if rng.chance(*p) {
                 self.random_losses += 1;
-                dropped.push(pkt);
+                pkts.drop_packet(pkt);
                 return Wake {
                     tx_done: None,
                     arrival,
@@ -227,16 +225,16 @@ impl Link {
             }
         }
         let idle = !self.tx_pending && now >= self.busy_until;
-        if idle && self.qdisc.bypass(&pkt) {
+        if idle && self.qdisc.bypass(&pkts[pkt]) {
             self.max_backlog = self.max_backlog.max(1);
-            pkt.enqueued = now;
-            arrival = arrival.or(self.start_with(pkt, now));
+            pkts[pkt].enqueued = now;
+            arrival = arrival.or(self.start_with(pkt, pkts, now));
             return self.after_start(arrival);
         }
-        self.qdisc.enqueue(pkt, now, dropped);
+        self.qdisc.enqueue(pkt, pkts, now);
         self.max_backlog = self.max_backlog.max(self.qdisc.len());
         if idle {
-            if let Some(at) = self.start(now, dropped) {
+            if let Some(at) = self.start(now, pkts) {
                 return self.after_start(arrival.or(at));
             }
         }
@@ -256,37 +254,40 @@ impl Link {
 
     /// Dequeue the next packet and start serialising it at `at`: `None` when the qdisc had
     /// nothing to send, else the arrival event to schedule (see [`Link::start_with`]).
-    fn start(&mut self, at: Nanos, dropped: &mut Vec<Packet>) -> Option<Option<Nanos>> {
-        let pkt = self.qdisc.dequeue(at, dropped)?;
-        Some(self.start_with(pkt, at))
+    #[inline]
+    fn start(&mut self, at: Nanos, pkts: &mut Packets) -> Option<Option<Nanos>> {
+        let pkt = self.qdisc.dequeue(pkts, at)?;
+        Some(self.start_with(pkt, pkts, at))
     }
 
     /// Start serialising `pkt` at `at`. It goes onto the wire at once (it arrives at end +
     /// delay) or, on a zero-delay link, into service until the end. Returns the arrival
     /// event to schedule, if any.
-    fn start_with(&mut self, mut pkt: Packet, at: Nanos) -> Option<Nanos> {
+    fn start_with(&mut self, pkt: PacketRef, pkts: &mut Packets, at: Nanos) -> Option<Nanos> {
+        let p = &mut pkts[pkt];
         if at >= self.record_from {
-            self.sojourn.record(at - pkt.enqueued);
+            self.sojourn.record(at - p.enqueued);
         }
-        let dur = self.tx_time((pkt.size + self.l2_overhead) as u64);
+        let size = p.size;
+        if self.reports_tx_completion && p.kind() == Kind::Data && p.truesize > 0 {
+            self.completion = Some((p.flow, p.truesize));
+            self.tx_pending = true;
+            // The skb is freed at the host: no later hop may report its completion again.
+            p.truesize = 0;
+        }
+        let dur = self.tx_time((size + self.l2_overhead) as u64);
         let end = at + dur;
         self.busy_time += dur;
         self.busy_until = end;
         self.tx_packets += 1;
-        self.tx_bytes += pkt.size as u64;
-        if self.reports_tx_completion && pkt.kind() == Kind::Data && pkt.truesize > 0 {
-            self.completion = Some((pkt.flow, pkt.truesize));
-            self.tx_pending = true;
-            // The skb is freed at the host: no later hop may report its completion again.
-            pkt.truesize = 0;
-        }
+        self.tx_bytes += size as u64;
         if self.delay == 0 {
-            let held = self.in_service.insert(pkt);
-            held.hop += 1; // in place: see `Packet::hop`
+            p.hop += 1;
+            self.in_service = Some(pkt);
             self.tx_pending = true;
             None
         } else {
-            self.wire.push(end + self.delay, pkt)
+            self.wire.push(end + self.delay, pkt, pkts)
         }
     }
 
@@ -316,14 +317,14 @@ impl Link {
     }
 
     /// The serialiser's end-of-transmission event at `now` (= `busy_until`).
-    pub fn tx_done(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Done {
+    pub fn tx_done(&mut self, now: Nanos, pkts: &mut Packets) -> Done {
         self.tx_pending = false;
         let arrived = self.in_service.take();
         let completed = self.completion.take();
         let wake = if self.qdisc.is_empty() {
             Wake::default()
         } else {
-            match self.start(now, dropped) {
+            match self.start(now, pkts) {
                 Some(arrival) => self.after_start(arrival),
                 None => Wake::default(),
             }
@@ -340,10 +341,10 @@ impl Link {
     pub fn arrive(
         &mut self,
         now: Nanos,
-        out: &mut VecDeque<Packet>,
-        dropped: &mut Vec<Packet>,
+        out: &mut VecDeque<PacketRef>,
+        pkts: &mut Packets,
     ) -> Option<Nanos> {
-        self.catch_up(now, dropped);
+        self.catch_up(now, pkts);
         self.wire.arrive(now, out).or_else(|| self.probe())
     }
 
@@ -368,6 +369,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::packet::Packet;
     use crate::net::qdisc::testutil::pkt;
     use crate::net::qdisc::{Codel, CodelParams, Fifo, FifoLimit, PfifoFast};
     use crate::units::NSEC_PER_MSEC;
@@ -394,7 +396,8 @@ mod tests {
     /// offer, then an arrival. Checks that the link never asks for an event already pending.
     fn drive(mut link: Link, offers: &[(Nanos, Packet)]) -> Outcome {
         let (mut tx_at, mut arrival_at) = (None::<Nanos>, None::<Nanos>);
-        let (mut dropped, mut out) = (Vec::new(), VecDeque::new());
+        let (mut pkts, mut out) = (Packets::new(), VecDeque::new());
+        let mut dropped = Vec::new();
         let mut delivered = Vec::new();
         let mut events = (0, 0);
         let apply = |w: Wake, tx_at: &mut Option<Nanos>, arrival_at: &mut Option<Nanos>| {
@@ -416,19 +419,25 @@ mod tests {
             if tx_at == Some(t) {
                 tx_at = None;
                 events.0 += 1;
-                let done = link.tx_done(t, &mut dropped);
+                let done = link.tx_done(t, &mut pkts);
                 assert!(done.arrived.is_none() && done.completed.is_none());
                 apply(done.wake, &mut tx_at, &mut arrival_at);
             } else if offer == Some(t) {
-                let w = link.accept(offers[i].1, t, &mut dropped);
+                let p = pkts.insert(offers[i].1);
+                let w = link.accept(p, &mut pkts, t);
                 i += 1;
                 apply(w, &mut tx_at, &mut arrival_at);
             } else {
                 events.1 += 1;
-                arrival_at = link.arrive(t, &mut out, &mut dropped);
-                delivered.extend(out.drain(..).map(|p| (t, p.seq, p.hop)));
+                arrival_at = link.arrive(t, &mut out, &mut pkts);
+                for r in out.drain(..) {
+                    let p = pkts.remove(r);
+                    delivered.push((t, p.seq, p.hop));
+                }
             }
+            dropped.extend(pkts.take_dropped().into_iter().map(|r| pkts.remove(r)));
         }
+        assert_eq!(pkts.live(), 0, "every packet delivered or dropped");
         assert!(link.qdisc.is_empty() && link.wire.wire.is_empty());
         let h = &link.sojourn;
         Outcome {
@@ -507,35 +516,37 @@ mod tests {
     fn a_lazy_link_starts_each_packet_when_the_one_before_ends() {
         // 1 Mbit/s, no L2 overhead: a 1500-byte packet takes 12 ms; 10 ms of delay.
         let mut l = Link::new("l", 1_000_000, 10 * MS, 0, PfifoFast::new(10));
-        let mut dropped = Vec::new();
+        let mut pkts = Packets::new();
         let mut arrival = None;
         for seq in 0..3 {
-            let w = l.accept(pkt(0, 1500, seq, 0), 0, &mut dropped);
+            let p = pkts.insert(pkt(0, 1500, seq, 0));
+            let w = l.accept(p, &mut pkts, 0);
             assert_eq!(w.tx_done, None);
             arrival = arrival.or(w.arrival);
         }
         assert_eq!(arrival, Some(22 * MS));
         // At 13 ms the second packet is on the wire and the third waits.
-        assert_eq!(l.catch_up(13 * MS, &mut dropped), None);
+        assert_eq!(l.catch_up(13 * MS, &mut pkts), None);
         assert_eq!((l.backlog_packets(), l.tx_packets), (1, 2));
         let mut out = VecDeque::new();
         let mut at = Vec::new();
         let mut next = arrival;
         while let Some(t) = next {
-            next = l.arrive(t, &mut out, &mut dropped);
-            at.extend(out.drain(..).map(|p| (t / MS, p.seq)));
+            next = l.arrive(t, &mut out, &mut pkts);
+            at.extend(out.drain(..).map(|p| (t / MS, pkts.remove(p).seq)));
         }
         assert_eq!(at, vec![(22, 0), (34, 1), (46, 2)]);
         assert_eq!(l.sojourn.quantile(1.0), Some(24.0 * MS as f64));
         assert_eq!(l.busy_time, 36 * MS);
-        assert!(dropped.is_empty());
+        assert!(pkts.dropped().is_empty() && pkts.live() == 0);
     }
 
     #[test]
     fn an_idle_link_sends_through_an_empty_fifo_without_queueing() {
         let mut l = Link::new("l", 1_000_000, 10 * MS, 0, PfifoFast::new(10));
-        let mut dropped = Vec::new();
-        let w = l.accept(pkt(0, 1500, 0, 0), 5 * MS, &mut dropped);
+        let mut pkts = Packets::new();
+        let p = pkts.insert(pkt(0, 1500, 0, 0));
+        let w = l.accept(p, &mut pkts, 5 * MS);
         assert_eq!(w.arrival, Some(27 * MS));
         let st = l.qdisc_stats();
         assert_eq!((st.enqueued, st.dequeued, l.max_backlog), (1, 1, 1));

@@ -3,8 +3,13 @@
 //! One [`Packet`] is one IP datagram on the wire (an MSS-sized TCP segment, an ACK, a ping).
 //! TCP sequence numbers count whole segments, not bytes: every data segment but possibly the last
 //! of a finite transfer carries one MSS, so a segment index is the natural key of the sender's
-//! scoreboard (see `tcp::sender`). Packets move by value through queues; the struct is small and
-//! `Clone`, and holds no heap data, so forwarding never allocates.
+//! scoreboard (see `tcp::sender`).
+//!
+//! A packet is written once, into its slot of [`Packets`], when an endpoint sends it, and stays
+//! there until it ends (delivered to an endpoint, or dropped); queues, links and the world pass
+//! its 4-byte [`PacketRef`] along and read or update its fields in place. Forwarding neither
+//! allocates nor copies packets: moving 80-byte values from queue to queue, with the
+//! store-forwarding stalls of copying a packet just written, cost more than a tenth of a run.
 
 use crate::units::{Bytes, Nanos};
 
@@ -89,16 +94,11 @@ const F_DELAYED: u8 = 8;
 
 /// One packet on the wire.
 ///
-/// Kept to 80 bytes because packets are copied through every queue: fields that only ACKs use
-/// share the slots of fields that only data uses (`seq` holds the cumulative ACK, `sent` the
-/// TSecr, and SACK blocks are stored as 32-bit offsets from it); [`Packet::ack`] and
-/// [`Packet::set_ack`] convert. The 80 bytes hold no padding (`hop` and `nsack` are 32-bit for
-/// that): with padding, copies move an odd number of bytes in overlapping 16-byte chunks, and
-/// the next copy's aligned loads then cannot take their bytes from the store buffer (a
-/// store-forwarding stall on every hop, measured at about 5% of a run). For the same reason
-/// the kind and the ECN codepoint are stored as plain bytes: a packet has no invalid bit
-/// pattern, so `Option<Packet>` carries its own tag instead of borrowing the kind's spare
-/// values, and a copy moves the packet whole rather than its kind apart from the rest.
+/// Kept to 80 bytes without padding (`hop` and `nsack` are 32-bit for that), so that the slots
+/// of the packets in flight stay few cache lines: fields that only ACKs use share the slots of
+/// fields that only data uses (`seq` holds the cumulative ACK, `sent` the TSecr, and SACK
+/// blocks are stored as 32-bit offsets from it); [`Packet::ack`] and [`Packet::set_ack`]
+/// convert. The kind and the ECN codepoint are stored as plain bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Packet {
     kind: u8,
@@ -106,10 +106,9 @@ pub struct Packet {
     /// DiffServ codepoint (6 bits), for pfifo_fast bands and Wi-Fi access categories.
     pub dscp: u8,
     flags: u8,
-    /// Index on the route of the hop the packet goes to next. The component holding a packet
-    /// advances it in its own storage once it has stored the packet for the last time (a
-    /// link's wire, a BSS's numbered MPDU), never on the packet in hand just before a copy:
-    /// a narrow store followed at once by the copy's wide loads stalls store forwarding.
+    /// Index on the route of the hop the packet goes to next: the component that carries the
+    /// packet across its hop (a link putting it on its wire, a BSS numbering it as an MPDU)
+    /// advances it.
     pub hop: u32,
     nsack: u32,
     /// Flow (TCP connection) or ping index, per `kind`.
@@ -243,6 +242,124 @@ impl Packet {
     }
 }
 
+/// A packet's place in [`Packets`]: what queues, links and the world hold and pass on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketRef(u32);
+
+/// Every packet in the network, in place: a packet is written once where its sender creates it
+/// and stays in its slot until it ends (at an endpoint, or dropped), while the components it
+/// crosses pass its 4-byte [`PacketRef`] from queue to queue and read or update its fields
+/// here. Slots are reused last-freed first, so the slots in use stay few and cache-warm.
+///
+/// A packet a component drops is listed in `dropped` (still in its slot) for the owner to
+/// account (a drop frees the skb, which releases the sender's TSQ charge) and then release;
+/// [`Packets::drop_packet`] is the one way to drop.
+#[derive(Debug, Default)]
+pub struct Packets {
+    slots: Vec<Packet>,
+    free: Vec<PacketRef>,
+    dropped: Vec<PacketRef>,
+}
+
+impl Packets {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Store `pkt` and return its place.
+    #[inline]
+    pub fn insert(&mut self, pkt: Packet) -> PacketRef {
+        match self.free.pop() {
+            Some(r) => {
+                self.slots[r.0 as usize] = pkt;
+                r
+            }
+            None => {
+                self.slots.push(pkt);
+                PacketRef(self.slots.len() as u32 - 1)
+            }
+        }
+    }
+
+    /// The packet's end: return it and free its slot.
+    #[inline]
+    pub fn remove(&mut self, r: PacketRef) -> Packet {
+        self.free.push(r);
+        self.slots[r.0 as usize]
+    }
+
+    /// Drop packet `r`: it stays in its slot, listed in [`Packets::dropped`].
+    #[inline]
+    pub fn drop_packet(&mut self, r: PacketRef) {
+        self.dropped.push(r);
+    }
+
+    /// The packets dropped since the list was last taken.
+    #[inline]
+    pub fn dropped(&self) -> &[PacketRef] {
+        &self.dropped
+    }
+
+    /// Take the list of dropped packets (their slots stay in use until removed).
+    pub fn take_dropped(&mut self) -> Vec<PacketRef> {
+        std::mem::take(&mut self.dropped)
+    }
+
+    /// Hand back the (emptied) list [`Packets::take_dropped`] returned, keeping its capacity.
+    pub fn restore_dropped(&mut self, mut list: Vec<PacketRef>) {
+        list.clear();
+        if self.dropped.is_empty() {
+            self.dropped = list;
+        }
+    }
+
+    /// Packets in slots: in the network, or dropped and not yet removed.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+impl std::ops::Index<PacketRef> for Packets {
+    type Output = Packet;
+    #[inline]
+    fn index(&self, r: PacketRef) -> &Packet {
+        &self.slots[r.0 as usize]
+    }
+}
+
+impl std::ops::IndexMut<PacketRef> for Packets {
+    #[inline]
+    fn index_mut(&mut self, r: PacketRef) -> &mut Packet {
+        &mut self.slots[r.0 as usize]
+    }
+}
+
+/// Where an endpoint puts the packets it sends.
+pub trait PacketSink {
+    fn send(&mut self, pkt: Packet);
+}
+
+/// A list of packets (tests and tools collect what an endpoint sends).
+impl PacketSink for std::collections::VecDeque<Packet> {
+    fn send(&mut self, pkt: Packet) {
+        self.push_back(pkt);
+    }
+}
+
+/// The network's sink: each packet goes into its slot and its reference onto a work queue.
+pub struct Emit<'a> {
+    pub pkts: &'a mut Packets,
+    pub work: &'a mut std::collections::VecDeque<PacketRef>,
+}
+
+impl PacketSink for Emit<'_> {
+    #[inline]
+    fn send(&mut self, pkt: Packet) {
+        let r = self.pkts.insert(pkt);
+        self.work.push_back(r);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,11 +373,48 @@ mod tests {
             + 7 * size_of::<u32>()
             + 4 * size_of::<u8>();
         assert_eq!(fields, 80, "every byte belongs to a field");
-        assert_eq!(
-            size_of::<Option<Packet>>(),
-            88,
-            "no niche: Option keeps its own tag"
-        );
+        assert_eq!(size_of::<Option<PacketRef>>(), 8);
+    }
+
+    #[test]
+    fn slots_are_reused_last_freed_first_and_dropped_packets_stay_until_removed() {
+        let mut pkts = Packets::new();
+        let a = pkts.insert(Packet::new(Kind::Data, 1, 0, 1500, 0));
+        let b = pkts.insert(Packet::new(Kind::Data, 2, 0, 1500, 0));
+        assert_ne!(a, b);
+        assert_eq!((pkts[a].flow, pkts[b].flow, pkts.live()), (1, 2, 2));
+        pkts[b].hop += 1;
+        assert_eq!(pkts.remove(b).hop, 1);
+        assert_eq!(pkts.remove(a).flow, 1);
+        assert_eq!(pkts.live(), 0);
+        // The last slot freed (a's) is the first reused.
+        let c = pkts.insert(Packet::new(Kind::Ack, 3, 0, 52, 0));
+        assert_eq!((c, pkts[c].kind()), (a, Kind::Ack));
+        // A dropped packet keeps its slot, listed, until the owner removes it.
+        pkts.drop_packet(c);
+        assert_eq!((pkts.dropped(), pkts.live()), (&[c][..], 1));
+        let list = pkts.take_dropped();
+        assert!(pkts.dropped().is_empty());
+        for &r in &list {
+            assert_eq!(pkts.remove(r).flow, 3);
+        }
+        pkts.restore_dropped(list);
+        assert_eq!((pkts.dropped().len(), pkts.live()), (0, 0));
+    }
+
+    #[test]
+    fn emit_stores_each_packet_and_queues_its_reference() {
+        let mut pkts = Packets::new();
+        let mut work = std::collections::VecDeque::new();
+        let mut out = Emit {
+            pkts: &mut pkts,
+            work: &mut work,
+        };
+        for flow in [4, 5] {
+            out.send(Packet::new(Kind::Data, flow, 0, 1500, 0));
+        }
+        let flows: Vec<u32> = work.iter().map(|&r| pkts[r].flow).collect();
+        assert_eq!(flows, vec![4, 5]);
     }
 
     #[test]

@@ -57,7 +57,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::link::DelayLine;
-use super::packet::Packet;
+use super::packet::{PacketRef, Packets};
 use super::qdisc::{AnyQdisc, Fifo, FifoLimit, Qdisc, QdiscSpec, QdiscStats};
 use crate::metrics::Histogram;
 use crate::parse::{show_secs, Dur, Rate};
@@ -384,8 +384,8 @@ pub struct TraceLink {
     next: u64,
     next_at: Nanos,
     qdisc: AnyQdisc,
-    /// The packet being sent across opportunities, and its TUN bytes still to send.
-    in_transit: Option<(Packet, u32)>,
+    /// The packet being sent across opportunities, its TUN bytes still to send and its size.
+    in_transit: Option<(PacketRef, u32, u32)>,
     /// An `opportunity` wake-up is scheduled.
     armed: bool,
     pub delay: Nanos,
@@ -440,32 +440,32 @@ impl TraceLink {
     }
 
     /// A packet arrives at the link.
-    pub fn accept(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) -> TraceWake {
+    pub fn accept(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos) -> TraceWake {
         if self.rng.chance(self.loss) {
             self.lost += 1;
-            dropped.push(pkt);
+            pkts.drop_packet(pkt);
             return TraceWake::default();
         }
         let mut wake = TraceWake::default();
-        self.serve(now, dropped, &mut wake);
-        self.qdisc.enqueue(pkt, now, dropped);
+        self.serve(now, pkts, &mut wake);
+        self.qdisc.enqueue(pkt, pkts, now);
         self.max_backlog = self.max_backlog.max(self.backlog_packets());
         self.arm(&mut wake);
         wake
     }
 
     /// The opportunity wake-up: use every opportunity due by `now`.
-    pub fn opportunity(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> TraceWake {
+    pub fn opportunity(&mut self, now: Nanos, pkts: &mut Packets) -> TraceWake {
         self.armed = false;
         let mut wake = TraceWake::default();
-        self.serve(now, dropped, &mut wake);
+        self.serve(now, pkts, &mut wake);
         self.arm(&mut wake);
         wake
     }
 
     /// The head of the delay line is due: move every packet due by `now` to `out`, and return
     /// when the next one is due.
-    pub fn arrive(&mut self, now: Nanos, out: &mut VecDeque<Packet>) -> Option<Nanos> {
+    pub fn arrive(&mut self, now: Nanos, out: &mut VecDeque<PacketRef>) -> Option<Nanos> {
         self.wire.arrive(now, out)
     }
 
@@ -482,7 +482,7 @@ impl TraceLink {
     }
 
     /// Use the opportunities at times <= `now`; once nothing waits, the rest are skipped.
-    fn serve(&mut self, now: Nanos, dropped: &mut Vec<Packet>, wake: &mut TraceWake) {
+    fn serve(&mut self, now: Nanos, pkts: &mut Packets, wake: &mut TraceWake) {
         while self.next_at <= now {
             if !self.has_work() {
                 self.next = self.next.max(self.opportunities.count_through(now));
@@ -492,40 +492,44 @@ impl TraceLink {
             let t = self.next_at;
             self.next += 1;
             self.next_at = self.opportunities.time_of(self.next);
-            self.send_at(t, dropped, wake);
+            self.send_at(t, pkts, wake);
         }
     }
 
     /// Spend one opportunity's credit at `t` on the packet in transit and then on queued
     /// packets; credit left when the queue is empty is lost.
-    fn send_at(&mut self, t: Nanos, dropped: &mut Vec<Packet>, wake: &mut TraceWake) {
+    fn send_at(&mut self, t: Nanos, pkts: &mut Packets, wake: &mut TraceWake) {
         let mut credit = OPPORTUNITY_BYTES;
         while credit > 0 {
-            let (pkt, left) = match self.in_transit.take() {
+            let (pkt, left, size) = match self.in_transit.take() {
                 Some(p) => p,
-                None => match self.qdisc.dequeue(t, dropped) {
-                    Some(p) => (p, p.size.saturating_add(TUN_PI_BYTES)),
+                None => match self.qdisc.dequeue(pkts, t) {
+                    Some(p) => {
+                        let size = pkts[p].size;
+                        (p, size.saturating_add(TUN_PI_BYTES), size)
+                    }
                     None => return,
                 },
             };
             let sent = credit.min(left);
             credit -= sent;
             if sent == left {
-                self.deliver(pkt, t, wake);
+                self.deliver(pkt, pkts, t, wake);
             } else {
-                self.in_transit = Some((pkt, left - sent));
+                self.in_transit = Some((pkt, left - sent, size));
             }
         }
     }
 
-    fn deliver(&mut self, pkt: Packet, t: Nanos, wake: &mut TraceWake) {
+    fn deliver(&mut self, pkt: PacketRef, pkts: &mut Packets, t: Nanos, wake: &mut TraceWake) {
+        let p = &pkts[pkt];
         self.delivered_packets += 1;
-        self.delivered_bytes += pkt.bytes();
+        self.delivered_bytes += p.bytes();
         if t >= self.record_from {
-            self.queueing_delay.record(t - pkt.enqueued);
+            self.queueing_delay.record(t - p.enqueued);
         }
-        self.signal.delivered(pkt.enqueued, t, self.record_from);
-        if let Some(at) = self.wire.push(t + self.delay, pkt) {
+        self.signal.delivered(p.enqueued, t, self.record_from);
+        if let Some(at) = self.wire.push(t + self.delay, pkt, pkts) {
             wake.arrival = Some(at);
         }
     }
@@ -547,7 +551,7 @@ impl TraceLink {
 
     /// IP bytes held and not yet delivered (the packet in transit counted whole).
     pub fn backlog_bytes(&self) -> Bytes {
-        self.qdisc.bytes() + self.in_transit.map_or(0, |(p, _)| p.bytes())
+        self.qdisc.bytes() + self.in_transit.map_or(0, |(_, _, size)| size as Bytes)
     }
 
     pub fn qdisc_stats(&self) -> QdiscStats {
@@ -697,6 +701,7 @@ impl TraceLinkSpec {
 
 #[cfg(test)]
 mod tests {
+    use super::super::packet::Packet;
     use super::super::qdisc::testutil::pkt;
     use super::*;
     use crate::sim::EventQueue;
@@ -717,6 +722,7 @@ mod tests {
     /// and at most one opportunity and one arrival event may be pending at any time.
     struct Run {
         link: TraceLink,
+        pkts: Packets,
         q: EventQueue<Ev>,
         /// (time at the far end, seq) of every packet out of the delay line.
         out: Vec<(Nanos, u64)>,
@@ -729,6 +735,7 @@ mod tests {
         fn new(link: TraceLink) -> Run {
             Run {
                 link,
+                pkts: Packets::new(),
                 q: EventQueue::default(),
                 out: Vec::new(),
                 dropped: Vec::new(),
@@ -755,18 +762,18 @@ mod tests {
         }
 
         fn run(&mut self, until: Nanos) -> &mut Run {
-            let mut dropped = Vec::new();
             while let Some(s) = self.q.pop_until(until) {
                 let now = s.at;
                 match s.event {
                     Ev::Send(p) => {
-                        let w = self.link.accept(p, now, &mut dropped);
+                        let p = self.pkts.insert(p);
+                        let w = self.link.accept(p, &mut self.pkts, now);
                         self.wake(w);
                     }
                     Ev::Opportunity => {
                         self.pending[0] -= 1;
                         self.opportunity_events += 1;
-                        let w = self.link.opportunity(now, &mut dropped);
+                        let w = self.link.opportunity(now, &mut self.pkts);
                         self.wake(w);
                     }
                     Ev::Arrival => {
@@ -778,10 +785,14 @@ mod tests {
                                 arrival: Some(t),
                             });
                         }
-                        self.out.extend(out.iter().map(|p| (now, p.seq)));
+                        for r in out {
+                            self.out.push((now, self.pkts.remove(r).seq));
+                        }
                     }
                 }
-                self.dropped.extend(dropped.drain(..).map(|p| p.seq));
+                for r in self.pkts.take_dropped() {
+                    self.dropped.push(self.pkts.remove(r).seq);
+                }
             }
             self
         }
@@ -1143,20 +1154,22 @@ mod tests {
         // p = 0.1 over 100000 packets: binomial mean 10000, sd sqrt(100000 x 0.1 x 0.9) =
         // 94.9; allow 5 sd.
         let mut l = TraceLink::new("l", trace(&[1]), None, 0, 0.1, Rng::new(7, 3));
-        let mut dropped = Vec::new();
+        let mut pkts = Packets::new();
         for i in 0..100_000u64 {
-            l.accept(pkt(0, 1500, i, i * MS), i * MS, &mut dropped);
+            let p = pkts.insert(pkt(0, 1500, i, i * MS));
+            l.accept(p, &mut pkts, i * MS);
         }
         assert!((l.lost as f64 - 10_000.0).abs() < 5.0 * 94.9, "{}", l.lost);
-        assert_eq!(dropped.len() as u64, l.lost);
+        assert_eq!(pkts.dropped().len() as u64, l.lost);
         assert_eq!(l.qdisc_stats().enqueued + l.lost, 100_000);
         // No loss: nothing dropped.
         let mut l = TraceLink::new("l", trace(&[1]), None, 0, 0.0, Rng::new(7, 3));
-        dropped.clear();
+        let mut pkts = Packets::new();
         for i in 0..1000u64 {
-            l.accept(pkt(0, 1500, i, i * MS), i * MS, &mut dropped);
+            let p = pkts.insert(pkt(0, 1500, i, i * MS));
+            l.accept(p, &mut pkts, i * MS);
         }
-        assert_eq!((l.lost, dropped.len()), (0, 0));
+        assert_eq!((l.lost, pkts.dropped().len()), (0, 0));
     }
 
     #[test]

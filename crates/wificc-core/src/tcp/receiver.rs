@@ -11,9 +11,9 @@
 //! the CE mark of the data being acknowledged, and a change of CE state sends the delayed ACK for
 //! the previous state at once (RFC 8257 section 3.2).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
-use crate::net::packet::{AckInfo, Ecn, Kind, Packet, SackBlock, TCP_IP_HEADER};
+use crate::net::packet::{AckInfo, Ecn, Kind, Packet, PacketSink, SackBlock, TCP_IP_HEADER};
 use crate::sim::Timer;
 use crate::units::{Nanos, NSEC_PER_MSEC};
 
@@ -84,7 +84,7 @@ impl TcpReceiver {
         &mut self,
         pkt: &Packet,
         now: Nanos,
-        acks: &mut VecDeque<Packet>,
+        acks: &mut impl PacketSink,
     ) -> Option<Nanos> {
         let ce = pkt.ecn() == Ecn::Ce;
         if self.ecn == EcnEcho::Dctcp && ce != self.ce_state {
@@ -137,7 +137,7 @@ impl TcpReceiver {
     }
 
     /// The delayed-ACK timer fired.
-    pub fn on_delack_timer(&mut self, now: Nanos, acks: &mut VecDeque<Packet>) -> Option<Nanos> {
+    pub fn on_delack_timer(&mut self, now: Nanos, acks: &mut impl PacketSink) -> Option<Nanos> {
         let (expired, again) = self.delack.fire(now);
         if expired && self.unacked > 0 {
             self.send_ack(now, true, acks);
@@ -165,7 +165,7 @@ impl TcpReceiver {
         self.sacks.truncate(4);
     }
 
-    fn send_ack(&mut self, now: Nanos, delayed: bool, acks: &mut VecDeque<Packet>) {
+    fn send_ack(&mut self, now: Nanos, delayed: bool, acks: &mut impl PacketSink) {
         let nsack = self.sacks.len().min(3);
         let mut info = AckInfo {
             cum: self.rcv_nxt,
@@ -194,7 +194,7 @@ impl TcpReceiver {
         );
         p.dscp = self.dscp;
         p.set_ack(&info);
-        acks.push_back(p);
+        acks.send(p);
         self.unacked = 0;
         self.acks_sent += 1;
         self.delack.cancel();
@@ -204,6 +204,7 @@ impl TcpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
 
     fn data(seq: u64) -> Packet {
         let mut p = Packet::new(Kind::Data, 0, 0, 1500, 0);

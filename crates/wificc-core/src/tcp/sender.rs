@@ -33,7 +33,7 @@ use super::sock::{
     AckSample, CaEvent, CaState, PacingStatus, Sock, CA_ACK_ECE, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE,
 };
 use crate::cc::CongestionControl;
-use crate::net::packet::{Ecn, Kind, Packet, TCP_IP_HEADER};
+use crate::net::packet::{Ecn, Emit, Kind, Packet, PacketSink, TCP_IP_HEADER};
 use crate::sim::{Rng, Timer};
 use crate::units::{Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 
@@ -83,7 +83,7 @@ pub enum SenderTimer {
 /// Where a sender's actions go: packets to transmit and timers to schedule.
 pub struct Out<'a> {
     pub now: Nanos,
-    pub pkts: &'a mut VecDeque<Packet>,
+    pub pkts: Emit<'a>,
     pub timers: &'a mut Vec<(Nanos, SenderTimer)>,
 }
 
@@ -657,7 +657,7 @@ impl TcpSender {
             // The skb's truesize is shared among its segments after GSO segmentation.
             p.truesize = (truesize / segs as u64) as u32
                 + u32::from(i == 0) * (truesize % segs as u64) as u32;
-            out.pkts.push_back(p);
+            out.pkts.send(p);
             self.stats.segs_sent += 1;
             self.stats.data_bytes_sent += payload as u64;
         }

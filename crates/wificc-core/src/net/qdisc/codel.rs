@@ -35,7 +35,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{set_ce, PacketQueue, Qdisc, QdiscStats};
-use crate::net::packet::Packet;
+use crate::net::packet::{Packet, PacketRef, Packets};
 use crate::units::{Bytes, Nanos, NSEC_PER_MSEC};
 
 /// Default target sojourn time: 5 ms (Linux `codel_params_init`, RFC 8289).
@@ -140,15 +140,15 @@ pub struct CodelStats {
 /// Where the state machine takes packets from.
 pub trait CodelSource {
     /// Remove the head packet (updating any backlog the owner keeps).
-    fn pop(&mut self) -> Option<Packet>;
+    fn pop(&mut self, pkts: &Packets) -> Option<PacketRef>;
     /// Bytes left in the queue the MTU rule looks at, after the last `pop` (Linux passes the
     /// qdisc's total backlog, also for fq_codel).
     fn backlog(&self) -> Bytes;
 }
 
 impl CodelSource for PacketQueue {
-    fn pop(&mut self) -> Option<Packet> {
-        PacketQueue::pop(self)
+    fn pop(&mut self, pkts: &Packets) -> Option<PacketRef> {
+        PacketQueue::pop(self, pkts)
     }
     fn backlog(&self) -> Bytes {
         self.bytes()
@@ -210,40 +210,40 @@ impl CodelVars {
         }
     }
 
-    /// `codel_dequeue`: take the next packet from `src` at `now`, dropping (into `dropped`) or
+    /// `codel_dequeue`: take the next packet from `src` at `now`, dropping (in `pkts`) or
     /// CE-marking as the control law says.
     pub fn dequeue<S: CodelSource>(
         &mut self,
         src: &mut S,
         p: &CodelParams,
         stats: &mut CodelStats,
+        pkts: &mut Packets,
         now: Nanos,
-        dropped: &mut Vec<Packet>,
-    ) -> Option<Packet> {
-        let mut pkt = src.pop();
+    ) -> Option<PacketRef> {
+        let mut pkt = src.pop(pkts);
         if pkt.is_none() {
             self.dropping = false;
             return None;
         }
-        let drop = self.should_drop(pkt.as_ref(), src.backlog(), p, stats, now);
+        let drop = self.should_drop(pkt.map(|r| &pkts[r]), src.backlog(), p, stats, now);
         if self.dropping {
             if !drop {
                 self.dropping = false;
             } else {
                 while self.dropping && now >= self.drop_next {
-                    let Some(mut head) = pkt.take() else { break };
+                    let Some(head) = pkt.take() else { break };
                     self.count = self.count.wrapping_add(1);
                     self.newton_step();
-                    if p.ecn && set_ce(&mut head) {
+                    if p.ecn && set_ce(&mut pkts[head]) {
                         stats.ecn_mark += 1;
                         self.drop_next = p.control_law(self.drop_next, self);
                         pkt = Some(head);
                         break;
                     }
                     stats.drops += 1;
-                    dropped.push(head);
-                    pkt = src.pop();
-                    if self.should_drop(pkt.as_ref(), src.backlog(), p, stats, now) {
+                    pkts.drop_packet(head);
+                    pkt = src.pop(pkts);
+                    if self.should_drop(pkt.map(|r| &pkts[r]), src.backlog(), p, stats, now) {
                         self.drop_next = p.control_law(self.drop_next, self);
                     } else {
                         self.dropping = false;
@@ -251,22 +251,22 @@ impl CodelVars {
                 }
             }
         } else if drop {
-            if let Some(mut head) = pkt.take() {
-                if p.ecn && set_ce(&mut head) {
+            if let Some(head) = pkt.take() {
+                if p.ecn && set_ce(&mut pkts[head]) {
                     stats.ecn_mark += 1;
                     pkt = Some(head);
                 } else {
                     stats.drops += 1;
-                    dropped.push(head);
-                    pkt = src.pop();
-                    self.should_drop(pkt.as_ref(), src.backlog(), p, stats, now);
+                    pkts.drop_packet(head);
+                    pkt = src.pop(pkts);
+                    self.should_drop(pkt.map(|r| &pkts[r]), src.backlog(), p, stats, now);
                 }
             }
             self.dropping = true;
             self.enter_dropping(p, now);
         }
-        if let (Some(head), Some(ce)) = (pkt.as_mut(), p.ce_threshold) {
-            if self.ldelay > ce && set_ce(head) {
+        if let (Some(head), Some(ce)) = (pkt, p.ce_threshold) {
+            if self.ldelay > ce && set_ce(&mut pkts[head]) {
                 stats.ce_mark += 1;
             }
         }
@@ -323,20 +323,20 @@ impl Codel {
 }
 
 impl Qdisc for Codel {
-    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
+    fn enqueue(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos) {
         self.enqueued += 1;
         if self.q.len() < self.limit as usize {
-            self.q.push_stamped(pkt, now);
+            self.q.push_stamped(pkt, pkts, now);
         } else {
             self.overlimit += 1;
-            dropped.push(pkt);
+            pkts.drop_packet(pkt);
         }
     }
 
-    fn dequeue(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Packet> {
+    fn dequeue(&mut self, pkts: &mut Packets, now: Nanos) -> Option<PacketRef> {
         let pkt = self
             .vars
-            .dequeue(&mut self.q, &self.params, &mut self.cstats, now, dropped)?;
+            .dequeue(&mut self.q, &self.params, &mut self.cstats, pkts, now)?;
         self.dequeued += 1;
         Some(pkt)
     }
@@ -361,7 +361,7 @@ impl Qdisc for Codel {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{assert_conserved, ect, pkt, seqs};
+    use super::super::testutil::{assert_conserved, ect, pkt, seqs, Held};
     use super::*;
     use crate::net::packet::Ecn;
 
@@ -375,39 +375,60 @@ mod tests {
     }
 
     /// `n` full-size packets, seq 0.., all enqueued at t = 0.
-    fn backlog(n: u64) -> PacketQueue {
-        let mut q = PacketQueue::new();
-        for s in 0..n {
-            q.push(pkt(0, 1500, s, 0));
-        }
-        q
+    fn backlog(n: u64) -> Vec<Packet> {
+        (0..n).map(|s| pkt(0, 1500, s, 0)).collect()
     }
 
+    /// CoDel's state machine over a plain queue.
     struct Run {
         q: PacketQueue,
+        pkts: Packets,
         p: CodelParams,
         v: CodelVars,
         st: CodelStats,
+        /// Every packet dropped so far.
         dropped: Vec<Packet>,
     }
 
     impl Run {
-        fn new(q: PacketQueue, p: CodelParams) -> Self {
-            Run {
-                q,
+        fn new(backlog: Vec<Packet>, p: CodelParams) -> Self {
+            let mut r = Run {
+                q: PacketQueue::new(),
+                pkts: Packets::new(),
                 p,
                 v: CodelVars::default(),
                 st: CodelStats::default(),
                 dropped: Vec::new(),
+            };
+            r.refill(backlog);
+            r
+        }
+
+        /// Replace the queue's packets by `backlog`.
+        fn refill(&mut self, backlog: Vec<Packet>) {
+            (self.q, self.pkts) = (PacketQueue::new(), Packets::new());
+            for p in backlog {
+                let r = self.pkts.insert(p);
+                self.q.push(r, &self.pkts);
             }
         }
-        /// Dequeue at `t`; return (seq returned, seqs dropped by this call).
-        fn deq(&mut self, t: Nanos) -> (Option<u64>, Vec<u64>) {
-            let before = self.dropped.len();
+
+        /// Dequeue at `t`: the packet handed out and the packets dropped by this call.
+        fn dequeue(&mut self, t: Nanos) -> (Option<Packet>, Vec<Packet>) {
             let got = self
                 .v
-                .dequeue(&mut self.q, &self.p, &mut self.st, t, &mut self.dropped);
-            (got.map(|p| p.seq), seqs(&self.dropped[before..]))
+                .dequeue(&mut self.q, &self.p, &mut self.st, &mut self.pkts, t);
+            let dropped: Vec<Packet> = (self.pkts.take_dropped().into_iter())
+                .map(|r| self.pkts.remove(r))
+                .collect();
+            self.dropped.extend(&dropped);
+            (got.map(|r| self.pkts.remove(r)), dropped)
+        }
+
+        /// Dequeue at `t`; return (seq returned, seqs dropped by this call).
+        fn deq(&mut self, t: Nanos) -> (Option<u64>, Vec<u64>) {
+            let (got, dropped) = self.dequeue(t);
+            (got.map(|p| p.seq), seqs(&dropped))
         }
     }
 
@@ -484,10 +505,7 @@ mod tests {
         r.deq(280_710_679); // count 3, drop_next 280710679 + 57735026 = 338445705
         assert_eq!((r.v.count, r.v.drop_next), (3, 338_445_705));
         // Fresh packets: sojourn 1 ms at 301 ms is below target, leaving the dropping state.
-        r.q = PacketQueue::new();
-        for s in 100..120 {
-            r.q.push(pkt(0, 1500, s, 300 * MS));
-        }
+        r.refill((100..120).map(|s| pkt(0, 1500, s, 300 * MS)).collect());
         assert_eq!(r.deq(301 * MS), (Some(100), vec![]));
         assert!(!r.v.dropping);
         // Above target again from 310 ms; ok to drop after 410 ms.
@@ -509,10 +527,7 @@ mod tests {
         r.deq(280_710_679); // count 3, lastcount 1, drop_next 338445705
                             // Leave, then come back more than 16 x 100 ms after drop_next.
         let t0 = 338_445_705 + 1600 * MS;
-        r.q = PacketQueue::new();
-        for s in 100..120 {
-            r.q.push(pkt(0, 1500, s, t0));
-        }
+        r.refill((100..120).map(|s| pkt(0, 1500, s, t0)).collect());
         r.deq(t0 + MS);
         assert!(!r.v.dropping);
         r.deq(t0 + 10 * MS);
@@ -536,15 +551,16 @@ mod tests {
 
     #[test]
     fn ecn_marks_ect_packets_and_drops_not_ect() {
-        let mut q = PacketQueue::new();
-        for s in 0..20 {
-            // seq 2 is Not-ECT, the rest ECT(0).
-            q.push(if s == 2 {
-                pkt(0, 1500, s, 0)
-            } else {
-                ect(0, 1500, s, 0)
-            });
-        }
+        // seq 2 is Not-ECT, the rest ECT(0).
+        let q = (0..20)
+            .map(|s| {
+                if s == 2 {
+                    pkt(0, 1500, s, 0)
+                } else {
+                    ect(0, 1500, s, 0)
+                }
+            })
+            .collect();
         let p = CodelParams {
             ecn: true,
             ..params(ControlLaw::Exact)
@@ -552,11 +568,9 @@ mod tests {
         let mut r = Run::new(q, p);
         let mut out = Vec::new();
         let mut go = |r: &mut Run, t| {
-            let before = r.dropped.len();
-            let got =
-                r.v.dequeue(&mut r.q, &r.p, &mut r.st, t, &mut r.dropped)
-                    .unwrap();
-            out.push((got.seq, got.ecn(), r.dropped.len() - before));
+            let (got, dropped) = r.dequeue(t);
+            let got = got.unwrap();
+            out.push((got.seq, got.ecn(), dropped.len()));
         };
         go(&mut r, 10 * MS);
         // Entry: seq 1 is marked, not dropped; dropping state, next "drop" at 210 ms + 1.
@@ -584,10 +598,7 @@ mod tests {
 
     #[test]
     fn ce_threshold_marks_ect_packets_above_it() {
-        let mut q = PacketQueue::new();
-        q.push(ect(0, 1500, 0, 0));
-        q.push(ect(0, 1500, 1, 0));
-        q.push(pkt(0, 1500, 2, 0));
+        let q = vec![ect(0, 1500, 0, 0), ect(0, 1500, 1, 0), pkt(0, 1500, 2, 0)];
         let p = CodelParams {
             ce_threshold: Some(MS),
             ..params(ControlLaw::Linux)
@@ -596,9 +607,7 @@ mod tests {
         let mut st = Vec::new();
         // Sojourn 1 ms is not above the 1 ms threshold; 1 ms + 1 ns is; Not-ECT is left alone.
         for t in [MS, MS + 1, MS + 2] {
-            let got =
-                r.v.dequeue(&mut r.q, &r.p, &mut r.st, t, &mut r.dropped)
-                    .unwrap();
+            let got = r.dequeue(t).0.unwrap();
             st.push(got.ecn());
         }
         assert_eq!(st, vec![Ecn::Ect0, Ecn::Ce, Ecn::NotEct]);
@@ -607,13 +616,12 @@ mod tests {
 
     #[test]
     fn codel_qdisc_tail_drops_at_its_limit_and_counts() {
-        let mut q = Codel::new(3, params(ControlLaw::Exact));
-        let mut dropped = Vec::new();
+        let mut q = Held::new(Codel::new(3, params(ControlLaw::Exact)));
         for s in 0..5 {
-            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1500, s, 0), 0);
         }
-        assert_eq!(seqs(&dropped), vec![3, 4]);
-        assert_eq!(q.dequeue(MS, &mut dropped).map(|p| p.seq), Some(0));
+        assert_eq!(seqs(&q.dropped), vec![3, 4]);
+        assert_eq!(q.dequeue(MS).map(|p| p.seq), Some(0));
         assert_eq!(
             q.stats(),
             QdiscStats {
@@ -628,17 +636,13 @@ mod tests {
 
     #[test]
     fn codel_qdisc_counts_aqm_drops() {
-        let mut q = Codel::new(1000, params(ControlLaw::Exact));
-        let mut dropped = Vec::new();
+        let mut q = Held::new(Codel::new(1000, params(ControlLaw::Exact)));
         for s in 0..10 {
-            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1500, s, 0), 0);
         }
-        q.dequeue(10 * MS, &mut dropped);
-        assert_eq!(
-            q.dequeue(110 * MS + 1, &mut dropped).map(|p| p.seq),
-            Some(2)
-        );
-        assert_eq!(seqs(&dropped), vec![1]);
+        q.dequeue(10 * MS);
+        assert_eq!(q.dequeue(110 * MS + 1).map(|p| p.seq), Some(2));
+        assert_eq!(seqs(&q.dropped), vec![1]);
         assert_eq!(
             q.stats(),
             QdiscStats {

@@ -31,7 +31,7 @@ pub fn step_fifo(limit: u32, k: u32) -> Fifo {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{assert_conserved, ect, pkt, seqs};
+    use super::super::testutil::{assert_conserved, ect, pkt, seqs, Held};
     use super::super::{Qdisc, QdiscStats};
     use super::*;
     use crate::net::packet::Ecn;
@@ -39,12 +39,11 @@ mod tests {
     #[test]
     fn marks_exactly_from_k_packets_queued() {
         // K = 3: arrivals find 0, 1, 2 packets queued (unmarked), then 3 and 4 (marked).
-        let mut q = step_fifo(100, 3);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(step_fifo(100, 3));
         for s in 0..5 {
-            q.enqueue(ect(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(ect(0, 1500, s, 0), 0);
         }
-        let out: Vec<Ecn> = std::iter::from_fn(|| q.dequeue(0, &mut dropped))
+        let out: Vec<Ecn> = std::iter::from_fn(|| q.dequeue(0))
             .map(|p| p.ecn())
             .collect();
         assert_eq!(out, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::Ce]);
@@ -54,16 +53,15 @@ mod tests {
     #[test]
     fn marking_follows_the_instantaneous_queue_down() {
         // K = 2: fill to 3, drain to 1, and the next arrival (joining 1 packet) is not marked.
-        let mut q = step_fifo(100, 2);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(step_fifo(100, 2));
         for s in 0..3 {
-            q.enqueue(ect(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(ect(0, 1500, s, 0), 0);
         }
-        q.dequeue(0, &mut dropped);
-        q.dequeue(0, &mut dropped);
-        q.enqueue(ect(0, 1500, 3, 0), 0, &mut dropped);
-        q.enqueue(ect(0, 1500, 4, 0), 0, &mut dropped);
-        let out: Vec<(u64, Ecn)> = std::iter::from_fn(|| q.dequeue(0, &mut dropped))
+        q.dequeue(0);
+        q.dequeue(0);
+        q.enqueue(ect(0, 1500, 3, 0), 0);
+        q.enqueue(ect(0, 1500, 4, 0), 0);
+        let out: Vec<(u64, Ecn)> = std::iter::from_fn(|| q.dequeue(0))
             .map(|p| (p.seq, p.ecn()))
             .collect();
         assert_eq!(out, vec![(2, Ecn::Ce), (3, Ecn::Ect0), (4, Ecn::Ce)]);
@@ -73,14 +71,13 @@ mod tests {
     fn not_ect_is_never_marked_and_the_limit_tail_drops() {
         // Limit 3, K = 1: the Not-ECT packet joining 1 packet passes unmarked; the 4th arrival
         // is dropped whatever its ECN field.
-        let mut q = step_fifo(3, 1);
-        let mut dropped = Vec::new();
-        q.enqueue(ect(0, 1500, 0, 0), 0, &mut dropped);
-        q.enqueue(pkt(0, 1500, 1, 0), 0, &mut dropped);
-        q.enqueue(ect(0, 1500, 2, 0), 0, &mut dropped);
-        q.enqueue(ect(0, 1500, 3, 0), 0, &mut dropped);
-        assert_eq!(seqs(&dropped), vec![3]);
-        let out: Vec<Ecn> = std::iter::from_fn(|| q.dequeue(0, &mut dropped))
+        let mut q = Held::new(step_fifo(3, 1));
+        q.enqueue(ect(0, 1500, 0, 0), 0);
+        q.enqueue(pkt(0, 1500, 1, 0), 0);
+        q.enqueue(ect(0, 1500, 2, 0), 0);
+        q.enqueue(ect(0, 1500, 3, 0), 0);
+        assert_eq!(seqs(&q.dropped), vec![3]);
+        let out: Vec<Ecn> = std::iter::from_fn(|| q.dequeue(0))
             .map(|p| p.ecn())
             .collect();
         assert_eq!(out, vec![Ecn::Ect0, Ecn::NotEct, Ecn::Ce]);

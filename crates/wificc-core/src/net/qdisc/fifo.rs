@@ -16,7 +16,7 @@
 //! DCTCP step marking of [`super::ecn_step`], which documents it.
 
 use super::{set_ce, PacketQueue, Qdisc, QdiscStats};
-use crate::net::packet::Packet;
+use crate::net::packet::{Packet, PacketRef, Packets};
 use crate::units::{Bytes, Nanos};
 
 /// What the FIFO's limit counts.
@@ -55,13 +55,13 @@ impl Fifo {
     }
 
     /// Queue `pkt` at `now`, step-marking it if it joins K packets or more.
-    fn push(&mut self, mut pkt: Packet, now: Nanos) {
+    fn push(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos) {
         if let Some(k) = self.mark_at {
-            if self.q.len() >= k as usize && set_ce(&mut pkt) {
+            if self.q.len() >= k as usize && set_ce(&mut pkts[pkt]) {
                 self.stats.ecn_marked += 1;
             }
         }
-        self.q.push_stamped(pkt, now);
+        self.q.push_stamped(pkt, pkts, now);
     }
 
     /// Would the queue be within its limit holding `len` packets of `bytes` bytes?
@@ -74,25 +74,27 @@ impl Fifo {
 }
 
 impl Qdisc for Fifo {
-    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
+    #[inline]
+    fn enqueue(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos) {
         self.stats.enqueued += 1;
         if self.head_drop {
-            self.push(pkt, now);
+            self.push(pkt, pkts, now);
             while !self.within(self.q.len(), self.q.bytes()) {
-                let Some(old) = self.q.pop() else { break };
+                let Some(old) = self.q.pop(pkts) else { break };
                 self.stats.dropped += 1;
-                dropped.push(old);
+                pkts.drop_packet(old);
             }
-        } else if self.within(self.q.len() + 1, self.q.bytes() + pkt.bytes()) {
-            self.push(pkt, now);
+        } else if self.within(self.q.len() + 1, self.q.bytes() + pkts[pkt].bytes()) {
+            self.push(pkt, pkts, now);
         } else {
             self.stats.dropped += 1;
-            dropped.push(pkt);
+            pkts.drop_packet(pkt);
         }
     }
 
-    fn dequeue(&mut self, _now: Nanos, _dropped: &mut Vec<Packet>) -> Option<Packet> {
-        let pkt = self.q.pop()?;
+    #[inline]
+    fn dequeue(&mut self, pkts: &mut Packets, _now: Nanos) -> Option<PacketRef> {
+        let pkt = self.q.pop(pkts)?;
         self.stats.dequeued += 1;
         Some(pkt)
     }
@@ -123,20 +125,19 @@ impl Qdisc for Fifo {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{assert_conserved, pkt, seqs};
+    use super::super::testutil::{assert_conserved, pkt, seqs, Held};
     use super::*;
 
     #[test]
     fn pfifo_tail_drop_refuses_the_arrival() {
         // Limit 3 packets; offer seq 0..5: 0, 1, 2 fit, 3 and 4 are refused.
-        let mut q = Fifo::new(FifoLimit::Packets(3), false);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(Fifo::new(FifoLimit::Packets(3), false));
         for s in 0..5 {
-            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1500, s, 0), 0);
         }
-        assert_eq!(seqs(&dropped), vec![3, 4]);
+        assert_eq!(seqs(&q.dropped), vec![3, 4]);
         assert_eq!((q.len(), q.bytes()), (3, 4500));
-        assert_eq!(q.dequeue(0, &mut dropped).map(|p| p.seq), Some(0));
+        assert_eq!(q.dequeue(0).map(|p| p.seq), Some(0));
         assert_eq!(
             q.stats(),
             QdiscStats {
@@ -152,14 +153,13 @@ mod tests {
     #[test]
     fn pfifo_head_drop_pushes_out_the_oldest() {
         // Limit 3 packets; offer seq 0..5: 3 pushes out 0, 4 pushes out 1; 2, 3, 4 remain.
-        let mut q = Fifo::new(FifoLimit::Packets(3), true);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(Fifo::new(FifoLimit::Packets(3), true));
         for s in 0..5 {
-            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1500, s, 0), 0);
         }
-        assert_eq!(seqs(&dropped), vec![0, 1]);
+        assert_eq!(seqs(&q.dropped), vec![0, 1]);
         let mut out = Vec::new();
-        while let Some(p) = q.dequeue(0, &mut dropped) {
+        while let Some(p) = q.dequeue(0) {
             out.push(p.seq);
         }
         assert_eq!(out, vec![2, 3, 4]);
@@ -179,12 +179,11 @@ mod tests {
     fn bfifo_tail_drop_counts_bytes() {
         // Limit 3000 B: 1500 (total 1500) fits, 1000 (2500) fits, 600 would make 3100: refused,
         // 500 makes exactly 3000: fits (backlog + len <= limit).
-        let mut q = Fifo::new(FifoLimit::Bytes(3000), false);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(Fifo::new(FifoLimit::Bytes(3000), false));
         for (s, size) in [1500, 1000, 600, 500].into_iter().enumerate() {
-            q.enqueue(pkt(0, size, s as u64, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, size, s as u64, 0), 0);
         }
-        assert_eq!(seqs(&dropped), vec![2]);
+        assert_eq!(seqs(&q.dropped), vec![2]);
         assert_eq!((q.len(), q.bytes()), (3, 3000));
         assert_conserved(&q);
     }
@@ -193,18 +192,17 @@ mod tests {
     fn bfifo_head_drop_frees_enough_bytes_for_the_arrival() {
         // Limit 3000 B holding 1000 + 1000 + 1000; a 1500 B arrival makes 4500: dropping seq 0
         // leaves 3500 (still over), dropping seq 1 leaves 2500.
-        let mut q = Fifo::new(FifoLimit::Bytes(3000), true);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(Fifo::new(FifoLimit::Bytes(3000), true));
         for s in 0..3 {
-            q.enqueue(pkt(0, 1000, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1000, s, 0), 0);
         }
-        assert!(dropped.is_empty());
-        q.enqueue(pkt(0, 1500, 3, 0), 0, &mut dropped);
-        assert_eq!(seqs(&dropped), vec![0, 1]);
+        assert!(q.dropped.is_empty());
+        q.enqueue(pkt(0, 1500, 3, 0), 0);
+        assert_eq!(seqs(&q.dropped), vec![0, 1]);
         assert_eq!((q.len(), q.bytes()), (2, 2500));
         // An arrival larger than the whole limit flushes the queue and then itself.
-        q.enqueue(pkt(0, 3001, 4, 0), 0, &mut dropped);
-        assert_eq!(seqs(&dropped), vec![0, 1, 2, 3, 4]);
+        q.enqueue(pkt(0, 3001, 4, 0), 0);
+        assert_eq!(seqs(&q.dropped), vec![0, 1, 2, 3, 4]);
         assert!(q.is_empty());
         assert_conserved(&q);
     }

@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 
 use super::codel::{CodelParams, CodelSource, CodelStats, CodelVars};
 use super::{PacketQueue, Qdisc, QdiscStats};
-use crate::net::packet::{Kind, Packet};
+use crate::net::packet::{Kind, Packet, PacketRef, Packets};
 use crate::sim::stream_seed;
 use crate::units::{Bytes, Nanos};
 
@@ -115,12 +115,13 @@ struct FlowSource<'a> {
 }
 
 impl CodelSource for FlowSource<'_> {
-    fn pop(&mut self) -> Option<Packet> {
-        let pkt = self.q.pop()?;
+    fn pop(&mut self, pkts: &Packets) -> Option<PacketRef> {
+        let r = self.q.pop(pkts)?;
+        let pkt = &pkts[r];
         *self.len -= 1;
         *self.bytes -= pkt.bytes();
-        *self.memory -= mem_charge(&pkt);
-        Some(pkt)
+        *self.memory -= mem_charge(pkt);
+        Some(r)
     }
     fn backlog(&self) -> Bytes {
         *self.bytes
@@ -201,7 +202,7 @@ impl FqCodel {
 
     /// `fq_codel_drop`: drop from the head of the flow with the largest byte backlog until
     /// half of it is gone or `drop_batch_size` packets are; return how many were dropped.
-    fn drop_from_fattest(&mut self, dropped: &mut Vec<Packet>) -> u64 {
+    fn drop_from_fattest(&mut self, pkts: &mut Packets) -> u64 {
         let mut fattest = 0;
         let mut max_backlog = 0;
         for (i, f) in self.flows.iter().enumerate() {
@@ -220,9 +221,9 @@ impl FqCodel {
         };
         let mut n = 0u32;
         let mut freed: Bytes = 0;
-        while let Some(pkt) = src.pop() {
-            freed += pkt.bytes();
-            dropped.push(pkt);
+        while let Some(pkt) = src.pop(pkts) {
+            freed += pkts[pkt].bytes();
+            pkts.drop_packet(pkt);
             n += 1;
             if n >= self.params.drop_batch_size || freed >= threshold {
                 break;
@@ -257,14 +258,15 @@ impl FqCodel {
 }
 
 impl Qdisc for FqCodel {
-    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
+    fn enqueue(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos) {
         self.enqueued += 1;
-        let idx = self.classify(&pkt);
+        let p = &pkts[pkt];
+        let idx = self.classify(p);
         self.len += 1;
-        self.bytes += pkt.bytes();
-        self.memory += mem_charge(&pkt);
+        self.bytes += p.bytes();
+        self.memory += mem_charge(p);
         let flow = &mut self.flows[idx];
-        flow.q.push_stamped(pkt, now);
+        flow.q.push_stamped(pkt, pkts, now);
         if !flow.listed {
             flow.listed = true;
             flow.deficit = self.params.quantum as i64;
@@ -275,14 +277,14 @@ impl Qdisc for FqCodel {
         if self.len <= self.params.limit as usize && !memory_limited {
             return;
         }
-        let n = self.drop_from_fattest(dropped);
+        let n = self.drop_from_fattest(pkts);
         self.drop_overlimit += n;
         if memory_limited {
             self.drop_overmemory += n;
         }
     }
 
-    fn dequeue(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Packet> {
+    fn dequeue(&mut self, pkts: &mut Packets, now: Nanos) -> Option<PacketRef> {
         let mut skipped = false;
         loop {
             let (from_new, idx) = match (self.new_flows.front(), self.old_flows.front()) {
@@ -312,12 +314,12 @@ impl Qdisc for FqCodel {
                 bytes: &mut self.bytes,
                 memory: &mut self.memory,
             };
-            let got =
-                flow.cvars
-                    .dequeue(&mut src, &self.params.codel, &mut self.cstats, now, dropped);
+            let got = flow
+                .cvars
+                .dequeue(&mut src, &self.params.codel, &mut self.cstats, pkts, now);
             match got {
                 Some(pkt) => {
-                    flow.deficit -= pkt.size as i64;
+                    flow.deficit -= pkts[pkt].size as i64;
                     self.dequeued += 1;
                     return Some(pkt);
                 }
@@ -354,7 +356,7 @@ impl Qdisc for FqCodel {
 #[cfg(test)]
 mod tests {
     use super::super::codel::ControlLaw;
-    use super::super::testutil::{assert_conserved, ect, pkt, seqs};
+    use super::super::testutil::{assert_conserved, ect, pkt, seqs, Held};
     use super::*;
     use crate::net::packet::Ecn;
     use crate::units::NSEC_PER_MSEC;
@@ -370,12 +372,8 @@ mod tests {
         pkt(flow, size, flow as u64 * 100 + i, t)
     }
 
-    fn drain(q: &mut FqCodel, n: usize, t: Nanos) -> Vec<u64> {
-        let mut dropped = Vec::new();
-        (0..n)
-            .filter_map(|_| q.dequeue(t, &mut dropped))
-            .map(|p| p.seq)
-            .collect()
+    fn drain(q: &mut Held<FqCodel>, n: usize, t: Nanos) -> Vec<u64> {
+        (0..n).filter_map(|_| q.dequeue(t)).map(|p| p.seq).collect()
     }
 
     #[test]
@@ -397,8 +395,7 @@ mod tests {
     fn the_classification_cache_answers_as_the_hash_does() {
         // Runs of one flow, switches between flows, and TCP and ping sharing an index: every
         // cached answer equals the uncached hash, and each packet lands in that flow queue.
-        let mut q = fq(FqCodelParams::new(1500));
-        let mut dropped = Vec::new();
+        let mut q = Held::new(fq(FqCodelParams::new(1500)));
         let ping = Packet::new(Kind::PingRequest, 1, 0, 84, 0);
         let seq = [
             fp(1, 0, 1500, 0),
@@ -414,10 +411,10 @@ mod tests {
             let want = q.bucket(&p);
             assert_eq!(q.classify(&p), want);
             let before = q.flows[want].q.len();
-            q.enqueue(p, 0, &mut dropped);
+            q.enqueue(p, 0);
             assert_eq!(q.flows[want].q.len(), before + 1);
         }
-        assert!(dropped.is_empty());
+        assert!(q.dropped.is_empty());
     }
 
     #[test]
@@ -427,16 +424,15 @@ mod tests {
         // serves flow 2 from the new list; flow 2 then empties and moves to the old list
         // behind flow 1, which is served next (deficit 28 -> -1472), then gets 42 and moves
         // behind flow 2, which is found empty and leaves; flow 1 continues.
-        let mut q = fq(FqCodelParams::new(1500));
-        let mut dropped = Vec::new();
+        let mut q = Held::new(fq(FqCodelParams::new(1500)));
         for i in 0..5 {
-            q.enqueue(fp(1, i, 1500, 0), 0, &mut dropped);
+            q.enqueue(fp(1, i, 1500, 0), 0);
         }
         assert_eq!(drain(&mut q, 2, 0), vec![100, 101]);
-        q.enqueue(fp(2, 0, 1500, 0), 0, &mut dropped);
+        q.enqueue(fp(2, 0, 1500, 0), 0);
         assert_eq!(drain(&mut q, 10, 0), vec![200, 102, 103, 104]);
         assert_eq!(q.new_flow_count, 2);
-        assert!(dropped.is_empty());
+        assert!(q.dropped.is_empty());
         assert_conserved(&q);
     }
 
@@ -445,16 +441,15 @@ mod tests {
         // Flow 1 sends 8 x 500 B, flow 2 one 1500 B packet. Flow 1 spends its quantum on four
         // packets (1014, 514, 14, -486) and moves to the old list with 1028; flow 2 is served
         // (14), found empty and moved to the old list behind flow 1, which sends 104 (528).
-        let mut q = fq(FqCodelParams::new(1500));
-        let mut dropped = Vec::new();
+        let mut q = Held::new(fq(FqCodelParams::new(1500)));
         for i in 0..8 {
-            q.enqueue(fp(1, i, 500, 0), 0, &mut dropped);
+            q.enqueue(fp(1, i, 500, 0), 0);
         }
-        q.enqueue(fp(2, 0, 1500, 0), 0, &mut dropped);
+        q.enqueue(fp(2, 0, 1500, 0), 0);
         assert_eq!(drain(&mut q, 6, 0), vec![100, 101, 102, 103, 200, 104]);
         // Flow 2 sends again while still on the old list: no new-flow priority, so flow 1
         // first uses up its deficit (105 -> 28, 106 -> -472) before flow 2's turn comes.
-        q.enqueue(fp(2, 1, 1500, 0), 0, &mut dropped);
+        q.enqueue(fp(2, 1, 1500, 0), 0);
         assert_eq!(q.new_flow_count, 2, "flow 2 was still listed");
         assert_eq!(drain(&mut q, 3, 0), vec![105, 106, 201]);
     }
@@ -466,13 +461,12 @@ mod tests {
         //  1@0 (14), 1@1 (-1486) | 1 -> old with 28 | 2@0 (1014), 2@1 (514), 2@2 (14),
         //  2@3 (-486) | 2 -> old with 1028 | 1@2 (-1472) | 1 -> 42 | 2@4 (528), 2@5 (28),
         //  2@6 (-472) | 2 -> 1042 | 1@3 (-1458) | 1 -> 56 | 2@7 (542), 2@8 (42), 2@9 (-458).
-        let mut q = fq(FqCodelParams::new(1500));
-        let mut dropped = Vec::new();
+        let mut q = Held::new(fq(FqCodelParams::new(1500)));
         for i in 0..20 {
-            q.enqueue(fp(1, i, 1500, 0), 0, &mut dropped);
+            q.enqueue(fp(1, i, 1500, 0), 0);
         }
         for i in 0..60 {
-            q.enqueue(fp(2, i, 500, 0), 0, &mut dropped);
+            q.enqueue(fp(2, i, 500, 0), 0);
         }
         let first = drain(&mut q, 14, 0);
         assert_eq!(
@@ -568,18 +562,17 @@ mod tests {
     fn assert_same_order_as_plain_drr(quantum: u32, ops: &[(Option<u32>, u32)]) {
         let mut p = FqCodelParams::new(1500);
         p.quantum = quantum;
-        let mut q = fq(p);
+        let mut q = Held::new(fq(p));
         let mut plain = PlainDrr::new(p.flows as usize, quantum);
-        let mut dropped = Vec::new();
         for (n, &(flow, size)) in ops.iter().enumerate() {
             match flow {
                 Some(f) => {
                     let pk = fp(f, n as u64, size, 0);
                     plain.enqueue(q.bucket(&pk), pk);
-                    q.enqueue(pk, 0, &mut dropped);
+                    q.enqueue(pk, 0);
                 }
                 None => {
-                    let (got, want) = (q.dequeue(0, &mut dropped), plain.dequeue());
+                    let (got, want) = (q.dequeue(0), plain.dequeue());
                     assert_eq!(
                         got.map(|p| p.seq),
                         want.map(|p| p.seq),
@@ -589,13 +582,13 @@ mod tests {
             }
         }
         loop {
-            let (got, want) = (q.dequeue(0, &mut dropped), plain.dequeue());
+            let (got, want) = (q.dequeue(0), plain.dequeue());
             assert_eq!(got.map(|p| p.seq), want.map(|p| p.seq), "quantum {quantum}");
             if want.is_none() {
                 break;
             }
         }
-        assert!(dropped.is_empty());
+        assert!(q.dropped.is_empty());
     }
 
     #[test]
@@ -656,15 +649,14 @@ mod tests {
         // now >= 3750): 3 drops, and flow 1's CoDel count rises by 3.
         let mut p = FqCodelParams::new(1500);
         p.limit = 6;
-        let mut q = fq(p);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(fq(p));
         for i in 0..5 {
-            q.enqueue(fp(1, i, 1500, 0), 0, &mut dropped);
+            q.enqueue(fp(1, i, 1500, 0), 0);
         }
-        q.enqueue(fp(2, 0, 1500, 0), 0, &mut dropped);
-        assert!(dropped.is_empty());
-        q.enqueue(fp(2, 1, 1500, 0), 0, &mut dropped);
-        assert_eq!(seqs(&dropped), vec![100, 101, 102]);
+        q.enqueue(fp(2, 0, 1500, 0), 0);
+        assert!(q.dropped.is_empty());
+        q.enqueue(fp(2, 1, 1500, 0), 0);
+        assert_eq!(seqs(&q.dropped), vec![100, 101, 102]);
         let f1 = q.bucket(&fp(1, 0, 1500, 0));
         assert_eq!(q.flow_vars(f1).count, 3);
         assert_eq!(
@@ -689,14 +681,13 @@ mod tests {
         let mut p = FqCodelParams::new(1500);
         p.limit = 6;
         p.drop_batch_size = 2;
-        let mut q = fq(p);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(fq(p));
         for i in 0..5 {
-            q.enqueue(fp(1, i, 1500, 0), 0, &mut dropped);
+            q.enqueue(fp(1, i, 1500, 0), 0);
         }
-        q.enqueue(fp(2, 0, 1500, 0), 0, &mut dropped);
-        q.enqueue(fp(2, 1, 1500, 0), 0, &mut dropped);
-        assert_eq!(seqs(&dropped), vec![100, 101]);
+        q.enqueue(fp(2, 0, 1500, 0), 0);
+        q.enqueue(fp(2, 1, 1500, 0), 0);
+        assert_eq!(seqs(&q.dropped), vec![100, 101]);
     }
 
     #[test]
@@ -706,14 +697,13 @@ mod tests {
         // drop 100 (1000 < 1500), 101 (2000): memory back to 2000.
         let mut p = FqCodelParams::new(1500);
         p.memory_limit = 5000;
-        let mut q = fq(p);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(fq(p));
         for i in 0..3 {
             let mut pk = fp(1, i, 1000, 0);
             pk.truesize = 2000;
-            q.enqueue(pk, 0, &mut dropped);
+            q.enqueue(pk, 0);
         }
-        assert_eq!(seqs(&dropped), vec![100, 101]);
+        assert_eq!(seqs(&q.dropped), vec![100, 101]);
         assert_eq!((q.drop_overlimit, q.drop_overmemory), (2, 2));
         assert_conserved(&q);
     }
@@ -726,26 +716,25 @@ mod tests {
         // and Not-ECT: dropped, 103 delivered.
         let mut p = FqCodelParams::new(1500);
         p.codel.law = ControlLaw::Exact;
-        let mut q = fq(p);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(fq(p));
         for i in 0..20 {
             let pk = if i == 2 {
                 fp(1, i, 1500, 0)
             } else {
                 ect(1, 1500, 100 + i, 0)
             };
-            q.enqueue(pk, 0, &mut dropped);
+            q.enqueue(pk, 0);
         }
         let mut got = Vec::new();
         for t in [10 * MS, 110 * MS + 1, 210 * MS + 1] {
-            let pk = q.dequeue(t, &mut dropped).unwrap();
+            let pk = q.dequeue(t).unwrap();
             got.push((pk.seq, pk.ecn()));
         }
         assert_eq!(
             got,
             vec![(100, Ecn::Ect0), (101, Ecn::Ce), (103, Ecn::Ect0)]
         );
-        assert_eq!(seqs(&dropped), vec![102]);
+        assert_eq!(seqs(&q.dropped), vec![102]);
         assert_eq!(
             q.stats(),
             QdiscStats {
@@ -764,24 +753,23 @@ mod tests {
         // each dequeue pair. Flow 1's CoDel enters dropping; flow 2's never does.
         let mut p = FqCodelParams::new(1500);
         p.codel.ecn = false;
-        let mut q = fq(p);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(fq(p));
         for i in 0..40 {
-            q.enqueue(fp(1, i, 1500, 0), 0, &mut dropped);
+            q.enqueue(fp(1, i, 1500, 0), 0);
         }
         for (k, t) in [10 * MS, 60 * MS, 110 * MS + 1, 150 * MS]
             .into_iter()
             .enumerate()
         {
-            q.enqueue(fp(2, k as u64, 1500, t), t, &mut dropped);
-            q.dequeue(t, &mut dropped);
-            q.dequeue(t, &mut dropped);
+            q.enqueue(fp(2, k as u64, 1500, t), t);
+            q.dequeue(t);
+            q.dequeue(t);
         }
         let f1 = q.bucket(&fp(1, 0, 1500, 0));
         let f2 = q.bucket(&fp(2, 0, 1500, 0));
         assert!(q.flow_vars(f1).dropping);
         assert!(!q.flow_vars(f2).dropping);
-        assert!(dropped.iter().all(|p| p.flow == 1) && !dropped.is_empty());
+        assert!(q.dropped.iter().all(|p| p.flow == 1) && !q.dropped.is_empty());
         assert_conserved(&q);
     }
 }

@@ -1,11 +1,12 @@
 //! Queueing disciplines: the queue in front of a link's serialiser (a host's qdisc, a router's
 //! egress buffer, a Wi-Fi TXQ).
 //!
-//! A qdisc holds packets between `enqueue` and `dequeue`. It may refuse a packet at enqueue (tail
-//! drop, or head drop of an older packet), and an AQM may drop or ECN-mark at dequeue. Dropped
-//! packets are handed back through the `dropped` vector rather than vanishing, so the owner can
+//! A qdisc holds packets between `enqueue` and `dequeue`: their references ([`PacketRef`]), the
+//! packets themselves staying in their slots of [`Packets`]. It may refuse a packet at enqueue
+//! (tail drop, or head drop of an older packet), and an AQM may drop or ECN-mark at dequeue.
+//! Dropped packets are listed in `Packets::dropped` rather than vanishing, so the owner can
 //! count them and release their TSQ charge (a drop in Linux frees the skb, which runs
-//! `tcp_wfree`). Callers stamp `Packet::enqueued` before `enqueue`; sojourn time is
+//! `tcp_wfree`). A qdisc stamps `Packet::enqueued` when it keeps a packet; sojourn time is
 //! `now - enqueued` at dequeue.
 //!
 //! The disciplines, each in its own file with its source:
@@ -19,7 +20,7 @@
 //! - [`ecn_step`]: DCTCP-style step marking at K packets;
 //! - [`spec`]: the scenario-facing configuration that builds any of them.
 //!
-//! Every queue is a ring ([`PacketQueue`], a `VecDeque`) that stops allocating once it has
+//! Every queue is a ring of references ([`PacketQueue`], a `VecDeque`) that stops allocating once it has
 //! reached its largest occupancy, and every qdisc is a concrete type. An owner (a link, a host
 //! NIC, a Wi-Fi TXQ) holds an [`AnyQdisc`]: the FIFOs most links and host NICs run and the
 //! fq_codel of mac80211's TXQs are called directly (the FIFOs' enqueue and dequeue inline into
@@ -36,7 +37,7 @@ pub mod spec;
 
 use std::collections::VecDeque;
 
-use crate::net::packet::{Ecn, Packet};
+use crate::net::packet::{Ecn, Packet, PacketRef, Packets};
 use crate::units::{Bytes, Nanos};
 
 pub use codel::{Codel, CodelParams, CodelSource, CodelStats, CodelVars, ControlLaw};
@@ -64,12 +65,13 @@ pub struct QdiscStats {
 
 /// The interface every queueing discipline implements.
 pub trait Qdisc: Send {
-    /// Offer `pkt` at `now`; a packet the qdisc keeps has `now` as its enqueue time
-    /// (`PacketQueue::push_stamped`). Any packet dropped as a consequence (this one, or an
-    /// older one for head-drop and fq_codel's fat-flow drop) is pushed to `dropped`.
-    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>);
-    /// Take the next packet to transmit, if any. AQM drops made on the way go to `dropped`.
-    fn dequeue(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Packet>;
+    /// Offer packet `pkt` (in `pkts`) at `now`; a packet the qdisc keeps has `now` as its
+    /// enqueue time (`PacketQueue::push_stamped`). Any packet dropped as a consequence (this
+    /// one, or an older one for head-drop and fq_codel's fat-flow drop) is dropped in `pkts`.
+    fn enqueue(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos);
+    /// Take the next packet to transmit, if any. AQM drops made on the way are dropped in
+    /// `pkts`.
+    fn dequeue(&mut self, pkts: &mut Packets, now: Nanos) -> Option<PacketRef>;
     /// Packets queued.
     fn len(&self) -> usize;
     /// Bytes queued (sum of `Packet::size`).
@@ -122,12 +124,12 @@ impl std::fmt::Debug for AnyQdisc {
 
 impl Qdisc for AnyQdisc {
     #[inline]
-    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
-        any_qdisc!(self, q => q.enqueue(pkt, now, dropped))
+    fn enqueue(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos) {
+        any_qdisc!(self, q => q.enqueue(pkt, pkts, now))
     }
     #[inline]
-    fn dequeue(&mut self, now: Nanos, dropped: &mut Vec<Packet>) -> Option<Packet> {
-        any_qdisc!(self, q => q.dequeue(now, dropped))
+    fn dequeue(&mut self, pkts: &mut Packets, now: Nanos) -> Option<PacketRef> {
+        any_qdisc!(self, q => q.dequeue(pkts, now))
     }
     #[inline]
     fn len(&self) -> usize {
@@ -175,10 +177,10 @@ impl AnyQdisc {
     }
 }
 
-/// A FIFO ring of packets that keeps its byte count.
+/// A FIFO ring of packet references that keeps its byte count.
 #[derive(Debug, Clone, Default)]
 pub struct PacketQueue {
-    q: VecDeque<Packet>,
+    q: VecDeque<PacketRef>,
     bytes: Bytes,
 }
 
@@ -187,24 +189,24 @@ impl PacketQueue {
         Self::default()
     }
 
-    pub fn push(&mut self, pkt: Packet) {
-        self.bytes += pkt.bytes();
+    pub fn push(&mut self, pkt: PacketRef, pkts: &Packets) {
+        self.bytes += pkts[pkt].bytes();
         self.q.push_back(pkt);
     }
 
-    /// Queue `pkt` with `now` as its enqueue time, stamped in place: a qdisc's `enqueue`
-    /// stores packets this way (see `Packet::hop` for why not on the packet in hand).
-    pub fn push_stamped(&mut self, pkt: Packet, now: Nanos) {
-        self.bytes += pkt.bytes();
+    /// Queue `pkt` with `now` as its enqueue time: a qdisc's `enqueue` stores packets this way.
+    #[inline]
+    pub fn push_stamped(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos) {
+        let p = &mut pkts[pkt];
+        p.enqueued = now;
+        self.bytes += p.bytes();
         self.q.push_back(pkt);
-        if let Some(held) = self.q.back_mut() {
-            held.enqueued = now;
-        }
     }
 
-    pub fn pop(&mut self) -> Option<Packet> {
+    #[inline]
+    pub fn pop(&mut self, pkts: &Packets) -> Option<PacketRef> {
         let pkt = self.q.pop_front()?;
-        self.bytes -= pkt.bytes();
+        self.bytes -= pkts[pkt].bytes();
         Some(pkt)
     }
 
@@ -237,8 +239,59 @@ pub fn set_ce(pkt: &mut Packet) -> bool {
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::Qdisc;
-    use crate::net::packet::{Ecn, Kind, Packet};
+    use crate::net::packet::{Ecn, Kind, Packet, Packets};
     use crate::units::Nanos;
+
+    /// A qdisc with the packets it holds: offers packets by value and hands back the ones it
+    /// dequeues and drops, as values taken out of their slots.
+    pub struct Held<Q> {
+        pub q: Q,
+        pub pkts: Packets,
+        /// Every packet dropped so far, in order.
+        pub dropped: Vec<Packet>,
+    }
+
+    impl<Q> std::ops::Deref for Held<Q> {
+        type Target = Q;
+        fn deref(&self) -> &Q {
+            &self.q
+        }
+    }
+
+    impl<Q> std::ops::DerefMut for Held<Q> {
+        fn deref_mut(&mut self) -> &mut Q {
+            &mut self.q
+        }
+    }
+
+    impl<Q: Qdisc> Held<Q> {
+        pub fn new(q: Q) -> Self {
+            Held {
+                q,
+                pkts: Packets::new(),
+                dropped: Vec::new(),
+            }
+        }
+
+        fn collect_drops(&mut self) {
+            for r in self.pkts.take_dropped() {
+                let p = self.pkts.remove(r);
+                self.dropped.push(p);
+            }
+        }
+
+        pub fn enqueue(&mut self, pkt: Packet, now: Nanos) {
+            let r = self.pkts.insert(pkt);
+            self.q.enqueue(r, &mut self.pkts, now);
+            self.collect_drops();
+        }
+
+        pub fn dequeue(&mut self, now: Nanos) -> Option<Packet> {
+            let got = self.q.dequeue(&mut self.pkts, now);
+            self.collect_drops();
+            got.map(|r| self.pkts.remove(r))
+        }
+    }
 
     /// A TCP data packet of `flow`, `size` bytes, segment `seq`, stamped `enqueued` at `t`.
     pub fn pkt(flow: u32, size: u32, seq: u64, t: Nanos) -> Packet {
@@ -258,14 +311,21 @@ pub(crate) mod testutil {
         pkts.iter().map(|p| p.seq).collect()
     }
 
-    /// Offered = dequeued + dropped + still queued.
-    pub fn assert_conserved(q: &dyn Qdisc) {
-        let s = q.stats();
+    /// Offered = dequeued + dropped + still queued, and the packets in slots are exactly the
+    /// queued ones.
+    pub fn assert_conserved<Q: Qdisc>(q: &Held<Q>) {
+        let s = q.q.stats();
+        let len = q.q.len();
         assert_eq!(
             s.enqueued,
-            s.dequeued + s.dropped + q.len() as u64,
-            "{s:?}, len {}",
-            q.len()
+            s.dequeued + s.dropped + len as u64,
+            "{s:?}, len {len}"
+        );
+        assert_eq!(q.pkts.live(), len, "packets in slots");
+        assert_eq!(
+            q.dropped.len() as u64,
+            s.dropped,
+            "packets handed back as dropped"
         );
     }
 }

@@ -20,7 +20,7 @@
 //! whenever one band holds the backlog, the common case.
 
 use super::{PacketQueue, Qdisc, QdiscStats};
-use crate::net::packet::Packet;
+use crate::net::packet::{Packet, PacketRef, Packets};
 use crate::units::{Bytes, Nanos};
 
 /// Number of bands.
@@ -70,19 +70,19 @@ impl PfifoFast {
 }
 
 impl Qdisc for PfifoFast {
-    fn enqueue(&mut self, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
+    fn enqueue(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos) {
         self.stats.enqueued += 1;
         if self.len < self.limit as usize {
             self.len += 1;
-            self.bands[band_of(pkt.dscp)].push_stamped(pkt, now);
+            self.bands[band_of(pkts[pkt].dscp)].push_stamped(pkt, pkts, now);
         } else {
             self.stats.dropped += 1;
-            dropped.push(pkt);
+            pkts.drop_packet(pkt);
         }
     }
 
-    fn dequeue(&mut self, _now: Nanos, _dropped: &mut Vec<Packet>) -> Option<Packet> {
-        let pkt = self.bands.iter_mut().find_map(PacketQueue::pop)?;
+    fn dequeue(&mut self, pkts: &mut Packets, _now: Nanos) -> Option<PacketRef> {
+        let pkt = self.bands.iter_mut().find_map(|b| b.pop(pkts))?;
         self.len -= 1;
         self.stats.dequeued += 1;
         Some(pkt)
@@ -116,7 +116,7 @@ impl Qdisc for PfifoFast {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{assert_conserved, pkt, seqs};
+    use super::super::testutil::{assert_conserved, pkt, seqs, Held};
     use super::*;
 
     const EF: u8 = 46;
@@ -142,16 +142,13 @@ mod tests {
 
     #[test]
     fn ef_cs1_and_be_share_band_one_in_arrival_order() {
-        let mut q = PfifoFast::new(1000);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(PfifoFast::new(1000));
         for (s, dscp) in [CS1, EF, BE, EF].into_iter().enumerate() {
             let mut p = pkt(0, 1500, s as u64, 0);
             p.dscp = dscp;
-            q.enqueue(p, 0, &mut dropped);
+            q.enqueue(p, 0);
         }
-        let out: Vec<u64> = std::iter::from_fn(|| q.dequeue(0, &mut dropped))
-            .map(|p| p.seq)
-            .collect();
+        let out: Vec<u64> = std::iter::from_fn(|| q.dequeue(0)).map(|p| p.seq).collect();
         assert_eq!(out, vec![0, 1, 2, 3]);
     }
 
@@ -159,16 +156,13 @@ mod tests {
     fn strict_priority_between_bands() {
         // Arrivals: seq 0 band 2, seq 1 band 1, seq 2 band 0, seq 3 band 1, seq 4 band 0.
         // Service: band 0 (2, 4), then band 1 (1, 3), then band 2 (0).
-        let mut q = PfifoFast::new(1000);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(PfifoFast::new(1000));
         for (s, dscp) in [AF11, BE, LOWDELAY, EF, LOWDELAY].into_iter().enumerate() {
             let mut p = pkt(0, 1000, s as u64, 0);
             p.dscp = dscp;
-            q.enqueue(p, 0, &mut dropped);
+            q.enqueue(p, 0);
         }
-        let out: Vec<u64> = std::iter::from_fn(|| q.dequeue(0, &mut dropped))
-            .map(|p| p.seq)
-            .collect();
+        let out: Vec<u64> = std::iter::from_fn(|| q.dequeue(0)).map(|p| p.seq).collect();
         assert_eq!(out, vec![2, 4, 1, 3, 0]);
         assert!(q.is_empty());
         assert_conserved(&q);
@@ -177,14 +171,13 @@ mod tests {
     #[test]
     fn limit_bounds_all_bands_together() {
         // Limit 2: a band-2 and a band-1 packet fill it; a band-0 arrival is refused.
-        let mut q = PfifoFast::new(2);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(PfifoFast::new(2));
         for (s, dscp) in [AF11, BE, LOWDELAY].into_iter().enumerate() {
             let mut p = pkt(0, 1500, s as u64, 0);
             p.dscp = dscp;
-            q.enqueue(p, 0, &mut dropped);
+            q.enqueue(p, 0);
         }
-        assert_eq!(seqs(&dropped), vec![2]);
+        assert_eq!(seqs(&q.dropped), vec![2]);
         assert_eq!((q.len(), q.bytes()), (2, 3000));
         assert_eq!(
             q.stats(),

@@ -36,7 +36,7 @@
 //! [`Rng`] stream (64 bits per draw, as `get_random_bytes(&rnd, 8)`).
 
 use super::{set_ce, PacketQueue, Qdisc, QdiscStats};
-use crate::net::packet::Packet;
+use crate::net::packet::{Packet, PacketRef, Packets};
 use crate::sim::Rng;
 use crate::units::{Bytes, Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
 
@@ -358,45 +358,45 @@ impl Pie {
         }
     }
 
-    fn drop(&mut self, pkt: Packet, dropped: &mut Vec<Packet>) {
+    fn drop(&mut self, pkt: PacketRef, pkts: &mut Packets) {
         self.vars.accu_prob = 0;
         self.stats.dropped += 1;
-        dropped.push(pkt);
+        pkts.drop_packet(pkt);
     }
 }
 
 impl Qdisc for Pie {
-    fn enqueue(&mut self, mut pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
+    fn enqueue(&mut self, pkt: PacketRef, pkts: &mut Packets, now: Nanos) {
         self.run_updates(now);
         self.stats.enqueued += 1;
         if self.q.len() >= self.params.limit as usize {
             self.overlimit += 1;
-            self.drop(pkt, dropped);
+            self.drop(pkt, pkts);
             return;
         }
-        let early = self
-            .vars
-            .drop_early(&self.params, self.q.bytes(), pkt.size, &mut self.rng);
+        let early =
+            self.vars
+                .drop_early(&self.params, self.q.bytes(), pkts[pkt].size, &mut self.rng);
         let accept = if !early {
             true
-        } else if self.params.ecn && self.vars.prob <= MAX_PROB / 10 && set_ce(&mut pkt) {
+        } else if self.params.ecn && self.vars.prob <= MAX_PROB / 10 && set_ce(&mut pkts[pkt]) {
             self.stats.ecn_marked += 1;
             true
         } else {
             false
         };
         if accept {
-            self.q.push_stamped(pkt, now);
+            self.q.push_stamped(pkt, pkts, now);
         } else {
-            self.drop(pkt, dropped);
+            self.drop(pkt, pkts);
         }
     }
 
-    fn dequeue(&mut self, now: Nanos, _dropped: &mut Vec<Packet>) -> Option<Packet> {
+    fn dequeue(&mut self, pkts: &mut Packets, now: Nanos) -> Option<PacketRef> {
         self.run_updates(now);
-        let pkt = self.q.pop()?;
+        let pkt = self.q.pop(pkts)?;
         self.vars
-            .process_dequeue(&self.params, &pkt, now, self.q.bytes());
+            .process_dequeue(&self.params, &pkts[pkt], now, self.q.bytes());
         self.stats.dequeued += 1;
         Some(pkt)
     }
@@ -416,7 +416,7 @@ impl Qdisc for Pie {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{assert_conserved, ect, pkt, seqs};
+    use super::super::testutil::{assert_conserved, ect, pkt, seqs, Held};
     use super::*;
     use crate::net::packet::Ecn;
 
@@ -584,8 +584,8 @@ mod tests {
     }
 
     /// A pie qdisc past its burst allowance with `prob` and a certain next early drop.
-    fn congested(params: PieParams, prob: u64) -> Pie {
-        let mut q = Pie::new(params, Rng::new(7, 3));
+    fn congested(params: PieParams, prob: u64) -> Held<Pie> {
+        let mut q = Held::new(Pie::new(params, Rng::new(7, 3)));
         q.vars.burst_time = 0;
         q.vars.prob = prob;
         q.vars.qdelay = ticks(20 * MS);
@@ -594,27 +594,26 @@ mod tests {
 
     #[test]
     fn ecn_marks_below_ten_percent_and_drops_above() {
-        let mut dropped = Vec::new();
         let p = PieParams {
             ecn: true,
             ..params()
         };
         let mut q = congested(p, MAX_PROB / 10);
-        q.enqueue(ect(0, 1500, 0, 0), 0, &mut dropped);
-        q.enqueue(ect(0, 1500, 1, 0), 0, &mut dropped);
+        q.enqueue(ect(0, 1500, 0, 0), 0);
+        q.enqueue(ect(0, 1500, 1, 0), 0);
         // Two MTUs queued; accumulated probability forced to 8.5: ECT is marked, Not-ECT
         // dropped.
         q.vars.accu_prob = (MAX_PROB / 2) * 17;
-        q.enqueue(ect(0, 1500, 2, 0), 0, &mut dropped);
+        q.enqueue(ect(0, 1500, 2, 0), 0);
         q.vars.accu_prob = (MAX_PROB / 2) * 17;
-        q.enqueue(pkt(0, 1500, 3, 0), 0, &mut dropped);
-        assert_eq!(seqs(&dropped), vec![3]);
+        q.enqueue(pkt(0, 1500, 3, 0), 0);
+        assert_eq!(seqs(&q.dropped), vec![3]);
         // Above 10% an ECT packet is dropped too.
         q.vars.prob = MAX_PROB / 10 + 1;
         q.vars.accu_prob = (MAX_PROB / 2) * 17;
-        q.enqueue(ect(0, 1500, 4, 0), 0, &mut dropped);
-        assert_eq!(seqs(&dropped), vec![3, 4]);
-        let out: Vec<(u64, Ecn)> = std::iter::from_fn(|| q.dequeue(0, &mut dropped))
+        q.enqueue(ect(0, 1500, 4, 0), 0);
+        assert_eq!(seqs(&q.dropped), vec![3, 4]);
+        let out: Vec<(u64, Ecn)> = std::iter::from_fn(|| q.dequeue(0))
             .map(|p| (p.seq, p.ecn()))
             .collect();
         assert_eq!(out, vec![(0, Ecn::Ect0), (1, Ecn::Ect0), (2, Ecn::Ce)]);
@@ -632,18 +631,17 @@ mod tests {
 
     #[test]
     fn tail_drop_at_the_limit() {
-        let mut q = Pie::new(
+        let mut q = Held::new(Pie::new(
             PieParams {
                 limit: 2,
                 ..params()
             },
             Rng::new(1, 1),
-        );
-        let mut dropped = Vec::new();
+        ));
         for s in 0..3 {
-            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1500, s, 0), 0);
         }
-        assert_eq!(seqs(&dropped), vec![2]);
+        assert_eq!(seqs(&q.dropped), vec![2]);
         assert_eq!(q.overlimit, 1);
         assert_conserved(&q);
     }
@@ -651,22 +649,21 @@ mod tests {
     #[test]
     fn updates_start_at_500_ms_and_repeat_every_tupdate() {
         // A standing queue: 10 packets enqueued at 0, one dequeued at 400 ms (sojourn 400 ms).
-        let mut q = Pie::new(params(), Rng::new(1, 1));
-        let mut dropped = Vec::new();
+        let mut q = Held::new(Pie::new(params(), Rng::new(1, 1)));
         for s in 0..10 {
-            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1500, s, 0), 0);
         }
-        q.dequeue(400 * MS, &mut dropped);
+        q.dequeue(400 * MS);
         assert_eq!(q.vars.qdelay, ticks(400 * MS));
         // Nothing updated before 500 ms.
-        q.enqueue(pkt(0, 1500, 10, 499 * MS), 499 * MS, &mut dropped);
+        q.enqueue(pkt(0, 1500, 10, 499 * MS), 499 * MS);
         assert_eq!((q.vars.prob, q.next_update), (0, 500 * MS));
         // At 530 ms three updates (500, 515, 530) have run: replay them on a copy.
         let mut v = q.vars;
         for _ in 0..3 {
             v.calculate_probability(&params(), 10 * 1500);
         }
-        q.enqueue(pkt(0, 1500, 11, 530 * MS), 530 * MS, &mut dropped);
+        q.enqueue(pkt(0, 1500, 11, 530 * MS), 530 * MS);
         assert_eq!(q.vars, v);
         assert!(q.drop_probability() > 0.0 && q.vars() == &v);
         assert_eq!(q.next_update, 545 * MS);
@@ -676,10 +673,9 @@ mod tests {
     fn idle_updates_skip_ahead_once_nothing_changes() {
         // An empty qdisc: the first update resets the state, later ones change nothing, and a
         // packet an hour later finds the timer at the next 15 ms step after it.
-        let mut q = Pie::new(params(), Rng::new(1, 1));
-        let mut dropped = Vec::new();
+        let mut q = Held::new(Pie::new(params(), Rng::new(1, 1)));
         let hour = 3600 * NSEC_PER_SEC;
-        q.enqueue(pkt(0, 1500, 0, hour), hour, &mut dropped);
+        q.enqueue(pkt(0, 1500, 0, hour), hour);
         // Steps are 500 ms + k x 15 ms; the first after 3600 s: k = 239967, 3600.005 s.
         assert_eq!(q.next_update, 500 * MS + 239_967 * 15 * MS);
         assert_eq!(q.vars.prob, 0);
@@ -687,22 +683,21 @@ mod tests {
 
     #[test]
     fn dequeues_consume_the_burst_allowance() {
-        let mut q = Pie::new(params(), Rng::new(1, 1));
-        let mut dropped = Vec::new();
+        let mut q = Held::new(Pie::new(params(), Rng::new(1, 1)));
         for s in 0..5 {
-            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1500, s, 0), 0);
         }
         // The first dequeue only starts the clock; each later one consumes the time since
         // the previous: 150 ms - 40 ms - 60 ms = 50 ms left.
-        q.dequeue(10 * MS, &mut dropped);
+        q.dequeue(10 * MS);
         assert_eq!(q.vars.burst_time, ticks(150 * MS));
-        q.dequeue(50 * MS, &mut dropped);
-        q.dequeue(110 * MS, &mut dropped);
+        q.dequeue(50 * MS);
+        q.dequeue(110 * MS);
         assert_eq!(
             q.vars.burst_time,
             ticks(150 * MS) - ticks(40 * MS) - ticks(60 * MS)
         );
-        q.dequeue(200 * MS, &mut dropped);
+        q.dequeue(200 * MS);
         assert_eq!(q.vars.burst_time, 0);
     }
 
@@ -715,19 +710,19 @@ mod tests {
             dq_rate_estimator: true,
             ..params()
         };
-        let mut q = Pie::new(p, Rng::new(1, 1));
-        let mut dropped = Vec::new();
+        let mut q = Held::new(Pie::new(p, Rng::new(1, 1)));
         for s in 0..30 {
-            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1500, s, 0), 0);
         }
         for k in 0..11 {
-            q.dequeue(k * 120_000, &mut dropped);
+            q.dequeue(k * 120_000);
         }
         assert_eq!(q.vars.avg_dq_rate, 225);
         // 19 packets (28500 B) left >= 16384: a new cycle starts now.
         assert_eq!((q.vars.dq_count, q.vars.dq_tstamp), (Some(0), Some(18_750)));
         // An update then estimates qdelay = (28500 << 8) / 225 = 32426 ticks (2.08 ms).
-        q.vars.calculate_probability(&p, q.bytes());
+        let backlog = q.bytes();
+        q.vars.calculate_probability(&p, backlog);
         assert_eq!(q.vars.qdelay, 32_426);
     }
 }

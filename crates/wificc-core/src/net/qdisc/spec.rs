@@ -520,7 +520,7 @@ impl QdiscSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::pkt;
+    use super::super::testutil::{pkt, Held};
     use super::super::Qdisc;
     use super::*;
 
@@ -647,20 +647,19 @@ mod tests {
             ("ecn_step", true),
         ] {
             let spec = json(&format!(r#"{{"kind": "{kind}", "limit": "100p"}}"#)).unwrap();
-            let mut q = spec.build(125_000, 1500, Rng::new(1, 1)).unwrap();
+            let mut q = Held::new(spec.build(125_000, 1500, Rng::new(1, 1)).unwrap());
             assert_eq!(q.bypass(&pkt(0, 1500, 0, 0)), bypasses, "{kind}");
             let st = q.stats();
             assert_eq!(
                 (st.enqueued, st.dequeued),
                 (bypasses as u64, bypasses as u64)
             );
-            let mut dropped = Vec::new();
-            q.enqueue(pkt(0, 1500, 1, 3), 7, &mut dropped);
+            q.enqueue(pkt(0, 1500, 1, 3), 7);
             assert!(
                 !q.bypass(&pkt(0, 1500, 2, 7)),
                 "{kind}: not while a packet waits"
             );
-            let got = q.dequeue(7, &mut dropped).unwrap();
+            let got = q.dequeue(7).unwrap();
             assert_eq!((got.seq, got.enqueued), (1, 7), "{kind}");
         }
         // A FIFO keeps to its limit and marking threshold when bypassed.
@@ -808,19 +807,17 @@ mod tests {
     fn bdp_limits_resolve_against_the_path() {
         // 1 BDP of 125000 B at MTU 1500 is 84 packets: the 85th arrival is refused.
         let spec = json(r#"{"kind": "pfifo", "limit": "1bdp"}"#).unwrap();
-        let mut q = spec.build(125_000, 1500, Rng::new(1, 1)).unwrap();
-        let mut dropped = Vec::new();
+        let mut q = Held::new(spec.build(125_000, 1500, Rng::new(1, 1)).unwrap());
         for s in 0..85 {
-            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1500, s, 0), 0);
         }
-        assert_eq!((q.len(), dropped.len()), (84, 1));
+        assert_eq!((q.len(), q.dropped.len()), (84, 1));
         // bfifo default: 1000 packets x 1500 B = 1500000 B.
         let spec = json(r#"{"kind": "bfifo"}"#).unwrap();
-        let mut q = spec.build(125_000, 1500, Rng::new(1, 1)).unwrap();
-        dropped.clear();
+        let mut q = Held::new(spec.build(125_000, 1500, Rng::new(1, 1)).unwrap());
         for s in 0..1001 {
-            q.enqueue(pkt(0, 1500, s, 0), 0, &mut dropped);
+            q.enqueue(pkt(0, 1500, s, 0), 0);
         }
-        assert_eq!((q.bytes(), dropped.len()), (1_500_000, 1));
+        assert_eq!((q.bytes(), q.dropped.len()), (1_500_000, 1));
     }
 }

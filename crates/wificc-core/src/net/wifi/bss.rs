@@ -19,7 +19,7 @@ use super::phy::{
 };
 use super::txq::{Mpdu, Session, TxqSpec};
 use super::{MacMode, NodeStats, WifiOut, WifiSpec, WifiStats};
-use crate::net::packet::{Kind, Packet};
+use crate::net::packet::{Kind, Packet, PacketRef, Packets};
 use crate::net::qdisc::Qdisc;
 use crate::sim::{stream_seed, Rng, Timer};
 use crate::units::{bytes_in, tx_time, BitsPerSec, Bytes, Nanos};
@@ -63,7 +63,7 @@ impl Aggregate {
     }
 
     fn push(&mut self, m: Mpdu) {
-        self.count(m.pkt.size);
+        self.count(m.size);
         self.mpdus.push(m);
     }
 
@@ -71,7 +71,7 @@ impl Aggregate {
     fn recount(&mut self) {
         (self.ip_bytes, self.padded, self.last_pad) = (0, 0, 0);
         for i in 0..self.mpdus.len() {
-            self.count(self.mpdus[i].pkt.size);
+            self.count(self.mpdus[i].size);
         }
     }
 }
@@ -176,13 +176,13 @@ impl Framing {
     /// else), so an aggregate of pure TCP ACKs costs no airtime there.
     /// An HT frame outside an A-MPDU has no MPDU delimiter (VHT and HE send a single MPDU as
     /// an A-MPDU of one).
-    fn airtime(&self, agg: &Aggregate, ac: Ac) -> Nanos {
+    fn airtime(&self, agg: &Aggregate, ac: Ac, pkts: &Packets) -> Nanos {
         match self.mode {
             Mode::Edca if !self.aggregates[ac as usize] && self.phy.standard == Standard::Ht => {
                 self.phy.ppdu_time(agg.psdu() - DELIMITER_BYTES as Bytes)
             }
             Mode::Edca => self.phy.ppdu_time(agg.psdu()),
-            Mode::Analytic { .. } if agg.mpdus.iter().all(|m| m.pkt.kind() == Kind::Ack) => 0,
+            Mode::Analytic { .. } if agg.mpdus.iter().all(|m| pkts[m.pkt].kind() == Kind::Ack) => 0,
             Mode::Analytic { t_oh, l_oh, rate } => tx_time(agg.ip_bytes + l_oh, rate) + t_oh,
         }
     }
@@ -259,6 +259,13 @@ pub struct Bss {
 fn complete(completed: &mut Vec<(u32, u32)>, pkt: &Packet) {
     if pkt.kind() == Kind::Data && pkt.truesize > 0 {
         completed.push((pkt.flow, pkt.truesize));
+    }
+}
+
+/// Report the TX completion of MPDU `m` if its sender tracks it.
+fn complete_mpdu(completed: &mut Vec<(u32, u32)>, m: &Mpdu) {
+    if m.truesize > 0 {
+        completed.push((m.flow, m.truesize));
     }
 }
 
@@ -358,14 +365,14 @@ impl Bss {
     /// when the BSS needs a wake-up at t earlier than any it asked for before.
     pub fn accept(
         &mut self,
-        pkt: Packet,
+        pkt: PacketRef,
         from: u16,
         to: u16,
         now: Nanos,
         out: &mut WifiOut,
     ) -> Option<Nanos> {
         let ac = if self.wmm {
-            Ac::from_dscp(pkt.dscp)
+            Ac::from_dscp(out.pkts[pkt].dscp)
         } else {
             Ac::Be
         };
@@ -378,8 +385,8 @@ impl Bss {
             let seed = stream_seed(txq_seed, (ei * nodes + to) as u64);
             Box::new(Session::new(spec.build(standard, seed)))
         });
-        let before = out.dropped.len();
-        session.txq.enqueue(pkt, now, out.dropped);
+        let before = out.pkts.dropped().len();
+        session.txq.enqueue(pkt, out.pkts, now);
         e.backlog += 1;
         txq_drops(&mut e.backlog, &mut self.stats[from as usize], out, before);
         if self.edcafs[ei].hw.len() < self.depth {
@@ -486,7 +493,7 @@ impl Bss {
         let mut agg = e.spare.pop().unwrap_or_default();
         agg.dest = dest;
         while let Some(m) = s.retry.front() {
-            if !framing.fits(&agg, m.pkt.size, e.backoff.ac) {
+            if !framing.fits(&agg, m.size, e.backoff.ac) {
                 break;
             }
             agg.push(*m);
@@ -497,24 +504,24 @@ impl Bss {
             let pkt = match s.held.take() {
                 Some(p) => p,
                 None => {
-                    let before = out.dropped.len();
-                    let got = s.txq.dequeue(now, out.dropped);
+                    let before = out.pkts.dropped().len();
+                    let got = s.txq.dequeue(out.pkts, now);
                     txq_drops(&mut e.backlog, stats, out, before);
                     let Some(p) = got else { break };
                     if record {
-                        stats.txq_sojourn.record(now - p.enqueued);
+                        stats.txq_sojourn.record(now - out.pkts[p].enqueued);
                     }
                     p
                 }
             };
-            if !framing.fits(&agg, pkt.size, e.backoff.ac) {
+            let size = out.pkts[pkt].size;
+            if !framing.fits(&agg, size, e.backoff.ac) {
                 s.held = Some(pkt);
                 break;
             }
-            agg.push(s.number(pkt));
-            if let Some(m) = agg.mpdus.last_mut() {
-                m.pkt.hop += 1; // in place: see `Packet::hop`
-            }
+            let p = &mut out.pkts[pkt];
+            p.hop += 1;
+            agg.push(s.number(pkt, p));
             e.backlog -= 1;
         }
         if agg.mpdus.is_empty() {
@@ -522,7 +529,7 @@ impl Bss {
             e.spare.push(agg);
             return false;
         }
-        agg.airtime = framing.airtime(&agg, e.backoff.ac);
+        agg.airtime = framing.airtime(&agg, e.backoff.ac, out.pkts);
         if e.hw.is_empty() {
             e.ready_at = now;
             if busy && framing.mode == Mode::Edca && e.backoff.slots == 0 {
@@ -685,9 +692,9 @@ impl Bss {
             for m in agg.mpdus.iter_mut() {
                 if m.ok {
                     s.settle(m.seq);
-                    complete(out.completed, &m.pkt);
+                    complete_mpdu(out.completed, m);
                     stats.mpdus_acked += 1;
-                    stats.bytes_acked += m.pkt.size as Bytes;
+                    stats.bytes_acked += m.size as Bytes;
                     continue;
                 }
                 if count_failure(m, limit, s, stats, out) {
@@ -733,7 +740,7 @@ impl Bss {
         if discarded {
             s.sync_receiver(out.delivered);
             agg.recount();
-            agg.airtime = framing.airtime(agg, e.backoff.ac);
+            agg.airtime = framing.airtime(agg, e.backoff.ac, out.pkts);
         }
         if agg.mpdus.is_empty() {
             if let Some(mut empty) = e.hw.pop_front() {
@@ -764,18 +771,18 @@ fn count_failure(
     }
     s.settle(m.seq);
     stats.retry_drops += 1;
-    complete(out.completed, &m.pkt);
-    out.dropped.push(m.pkt);
+    complete_mpdu(out.completed, m);
+    out.pkts.drop_packet(m.pkt);
     true
 }
 
-/// Account the packets a TXQ dropped into `out.dropped[before..]`.
+/// Account the packets a TXQ dropped: those listed in `out.pkts.dropped()[before..]`.
 fn txq_drops(backlog: &mut usize, stats: &mut NodeStats, out: &mut WifiOut, before: usize) {
-    let dropped = out.dropped.len() - before;
-    *backlog -= dropped;
-    stats.txq_drops += dropped as u64;
-    for p in &out.dropped[before..] {
-        complete(out.completed, p);
+    let dropped = &out.pkts.dropped()[before..];
+    *backlog -= dropped.len();
+    stats.txq_drops += dropped.len() as u64;
+    for &p in dropped {
+        complete(out.completed, &out.pkts[p]);
     }
 }
 

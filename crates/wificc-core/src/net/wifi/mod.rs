@@ -61,7 +61,7 @@ pub use phy::{ChipsetSpec, Phy, PhySpec, Preset, Standard, PRESETS};
 pub use txq::TxqSpec;
 
 use crate::metrics::Histogram;
-use crate::net::packet::Packet;
+use crate::net::packet::{PacketRef, Packets};
 use crate::parse::{Dur, Rate, Size};
 use crate::units::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 
@@ -269,16 +269,17 @@ fn name_or_table<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result
 
 /// Where a BSS puts what it produces.
 pub struct WifiOut<'a> {
+    /// The packets; those dropped (TXQ overflow or AQM, and the retry limit) are listed in
+    /// its `dropped`.
+    pub pkts: &'a mut Packets,
     /// MPDUs received correctly at their destination, in delivery order (the world forwards
     /// them).
-    pub delivered: &'a mut VecDeque<Packet>,
+    pub delivered: &'a mut VecDeque<PacketRef>,
     /// TX completions: (flow, truesize) of every Data packet with truesize > 0 once its fate is
     /// known at the sender's radio: acknowledged by a Block Ack, or dropped (TXQ overflow, AQM,
     /// retry limit). Dropped packets are reported here too, so the sender's TSQ budget is
     /// released exactly once, from this list.
     pub completed: &'a mut Vec<(u32, u32)>,
-    /// Packets dropped: TXQ overflow or AQM, and the retry limit.
-    pub dropped: &'a mut Vec<Packet>,
 }
 
 /// Counters and distributions of one node's radio.

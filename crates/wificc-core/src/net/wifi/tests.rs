@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::*;
-use crate::net::packet::{Kind, Packet};
+use crate::net::packet::{Kind, Packet, PacketRef, Packets};
 use crate::net::wifi::edca::{ACS, DSCP_EF};
 use crate::net::wifi::{ChipsetSpec, MacMode, WifiSpec, PRESETS};
 use crate::parse::{Dur, Rate, Size};
@@ -34,8 +34,10 @@ struct Sim {
     bss: Bss,
     now: Nanos,
     wakes: BinaryHeap<Reverse<Nanos>>,
-    delivered: VecDeque<Packet>,
+    pkts: Packets,
+    delivered: VecDeque<PacketRef>,
     completed: Vec<(u32, u32)>,
+    /// Every packet dropped so far.
     dropped: Vec<Packet>,
     /// Exchanges in start order.
     log: Vec<Tx>,
@@ -56,6 +58,7 @@ impl Sim {
             bss: Bss::new(spec, stations, Rng::new(seed, STREAM)).unwrap(),
             now: 0,
             wakes: BinaryHeap::new(),
+            pkts: Packets::new(),
             delivered: VecDeque::new(),
             completed: Vec::new(),
             dropped: Vec::new(),
@@ -82,14 +85,24 @@ impl Sim {
         p.dscp = dscp;
         p.truesize = self.truesize;
         self.seq[from as usize] += 1;
+        let p = self.pkts.insert(p);
         let mut out = WifiOut {
+            pkts: &mut self.pkts,
             delivered: &mut self.delivered,
             completed: &mut self.completed,
-            dropped: &mut self.dropped,
         };
         if let Some(t) = self.bss.accept(p, from, to, self.now, &mut out) {
             assert!(t >= self.now);
             self.wakes.push(Reverse(t));
+        }
+        self.collect_drops();
+    }
+
+    /// Take the packets the BSS dropped out of their slots.
+    fn collect_drops(&mut self) {
+        for r in self.pkts.take_dropped() {
+            let p = self.pkts.remove(r);
+            self.dropped.push(p);
         }
     }
 
@@ -122,16 +135,17 @@ impl Sim {
             self.wakes.pop();
             self.now = w;
             let mut out = WifiOut {
+                pkts: &mut self.pkts,
                 delivered: &mut self.delivered,
                 completed: &mut self.completed,
-                dropped: &mut self.dropped,
             };
             if let Some(next) = self.bss.wake(w, &mut out) {
                 assert!(next >= w);
                 self.wakes.push(Reverse(next));
             }
-            for p in self.delivered.drain(..) {
-                self.arrivals.push((w, p));
+            self.collect_drops();
+            for r in self.delivered.drain(..) {
+                self.arrivals.push((w, self.pkts.remove(r)));
             }
             self.log_exchange();
             self.check_backlogs();
@@ -711,6 +725,34 @@ fn retry_limit_drops_mpdus_and_reports_their_completion() {
     assert_eq!(s.dropped.iter().map(|p| p.seq).collect::<Vec<_>>(), lost);
 }
 
+/// A packet received at the PPDU end moves on at once (the world hands it to its next hop,
+/// which may end it and free its slot for the next packet created), while its transmitter
+/// learns of the Block Ack only at the exchange's end: the TX completion it reports must be
+/// the delivered packet's, whatever the slot holds by then.
+#[test]
+fn tx_completion_is_the_delivered_packets_even_after_its_slot_is_reused() {
+    let mut s = Sim::new(&spec("ath9k"), 1, 1);
+    s.truesize = 2000;
+    s.send(1, 0, 1, 0);
+    while s.arrivals.is_empty() {
+        let Some(&Reverse(w)) = s.wakes.peek() else {
+            panic!("no delivery")
+        };
+        s.run_until(w);
+    }
+    assert!(
+        s.completed.is_empty(),
+        "completed only when the Block Ack ends"
+    );
+    assert_eq!(s.pkts.live(), 0, "the delivered packet has left its slot");
+    let mut other = Packet::new(Kind::Data, 9, 0, 52, s.now);
+    other.truesize = 77;
+    s.pkts.insert(other);
+    s.run_until(NSEC_PER_MSEC);
+    assert_eq!(s.completed, vec![(1, 2000)]);
+    assert_eq!(s.pkts.live(), 1);
+}
+
 #[test]
 fn txq_overflow_is_dropped_and_completed_at_once() {
     let mut s = Sim::new(
@@ -758,9 +800,9 @@ fn stale_wakeups_are_harmless() {
     s.run_until(0);
     // The BSS asked for 43 us; waking it at 20 us does nothing and asks for nothing new.
     let mut out = WifiOut {
+        pkts: &mut s.pkts,
         delivered: &mut s.delivered,
         completed: &mut s.completed,
-        dropped: &mut s.dropped,
     };
     assert_eq!(s.bss.wake(20 * US, &mut out), None);
     s.run_until(NSEC_PER_MSEC);
@@ -777,12 +819,12 @@ fn stale_wakeups_are_harmless() {
     );
     s.send(1, 0, 1, 0);
     s.run_until(10 * US);
+    let p = s.pkts.insert(Packet::new(Kind::Data, 1, 0, 1500, 10 * US));
     let mut out = WifiOut {
+        pkts: &mut s.pkts,
         delivered: &mut s.delivered,
         completed: &mut s.completed,
-        dropped: &mut s.dropped,
     };
-    let p = Packet::new(Kind::Data, 1, 0, 1500, 10 * US);
     assert_eq!(s.bss.accept(p, 1, 0, 10 * US, &mut out), None);
 }
 

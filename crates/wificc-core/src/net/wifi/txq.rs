@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::phy::Standard;
-use crate::net::packet::Packet;
+use crate::net::packet::{Kind, Packet, PacketRef};
 use crate::net::qdisc::spec::TXQUEUELEN;
 use crate::net::qdisc::{AnyQdisc, CodelParams, Fifo, FifoLimit, FqCodel, FqCodelParams, Qdisc};
 use crate::parse::{Dur, Size};
@@ -216,7 +216,14 @@ impl TxqSpec {
 /// An MPDU in flight at its transmitter.
 #[derive(Debug, Clone, Copy)]
 pub struct Mpdu {
-    pub pkt: Packet,
+    pub pkt: PacketRef,
+    /// The packet's IP size (what framing counts).
+    pub size: u32,
+    /// The TX completion to report for it: the sender's flow and the truesize charged to its
+    /// TSQ budget (0: none). Kept here because the packet itself moves on once received, before
+    /// the Block Ack tells the transmitter.
+    pub flow: u32,
+    pub truesize: u32,
     /// Sequence number within its Block Ack session (not wrapped at 4096).
     pub seq: u64,
     /// Failed transmissions so far.
@@ -233,7 +240,7 @@ const OUTSTANDING_WORDS: usize = MAX_BA_WINDOW as usize / 64;
 pub struct Session {
     pub txq: AnyQdisc,
     /// A packet taken from the TXQ that did not fit the last aggregate.
-    pub held: Option<Packet>,
+    pub held: Option<PacketRef>,
     /// MPDUs to retransmit, in sequence order.
     pub retry: VecDeque<Mpdu>,
     /// Next sequence number to assign.
@@ -245,7 +252,7 @@ pub struct Session {
     /// Receiver: next sequence number to hand up.
     rx_next: u64,
     /// Receiver: MPDUs received after a gap, slot `seq % window` (allocated on first use).
-    rx_buf: Vec<Option<Packet>>,
+    rx_buf: Vec<Option<PacketRef>>,
     rx_held: usize,
 }
 
@@ -280,13 +287,17 @@ impl Session {
         self.txq.len() + self.held.is_some() as usize + self.retry.len()
     }
 
-    /// Give `pkt` the next sequence number and mark it outstanding.
-    pub fn number(&mut self, pkt: Packet) -> Mpdu {
+    /// Give packet `pkt` (stored as `p`) the next sequence number and mark it outstanding.
+    pub fn number(&mut self, pkt: PacketRef, p: &Packet) -> Mpdu {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.outstanding[(seq as usize / 64) % OUTSTANDING_WORDS] |= 1 << (seq % 64);
+        let tracked = p.kind() == Kind::Data;
         Mpdu {
             pkt,
+            size: p.size,
+            flow: p.flow,
+            truesize: if tracked { p.truesize } else { 0 },
             seq,
             retries: 0,
             ok: false,
@@ -312,9 +323,10 @@ impl Session {
     }
 
     /// The receiver got MPDU `seq` correctly: hand it and whatever it completes up, in order.
-    pub fn receive(&mut self, seq: u64, pkt: Packet, window: u32, up: &mut VecDeque<Packet>) {
+    /// A duplicate (an MPDU already handed up or held: the same packet) changes nothing.
+    pub fn receive(&mut self, seq: u64, pkt: PacketRef, window: u32, up: &mut VecDeque<PacketRef>) {
         if seq < self.rx_next {
-            return; // a duplicate of an MPDU already handed up
+            return;
         }
         if seq == self.rx_next {
             up.push_back(pkt);
@@ -333,17 +345,19 @@ impl Session {
         }
     }
 
-    /// The transmitter has discarded MPDUs: the receiver's window moves to the transmitter's
-    /// window start, handing up everything held before it, then whatever follows in order.
-    pub fn sync_receiver(&mut self, up: &mut VecDeque<Packet>) {
-        while self.rx_next < self.win_start {
-            self.take_slot(self.rx_next, up);
-            self.rx_next += 1;
-        }
+    /// The transmitter has discarded MPDUs (and tells the receiver so, as a Block Ack Request
+    /// does): the receiver hands up what it holds in order, skipping the discarded ones.
+    pub fn sync_receiver(&mut self, up: &mut VecDeque<PacketRef>) {
         self.release(up);
     }
 
-    fn take_slot(&mut self, seq: u64, up: &mut VecDeque<Packet>) -> bool {
+    /// An MPDU the transmitter has settled without its reaching the receiver (acknowledged
+    /// MPDUs were received): it was discarded at the retry limit.
+    fn discarded(&self, seq: u64) -> bool {
+        seq < self.win_start || (seq < self.next_seq && !self.is_outstanding(seq))
+    }
+
+    fn take_slot(&mut self, seq: u64, up: &mut VecDeque<PacketRef>) -> bool {
         if self.rx_held == 0 {
             return false;
         }
@@ -358,8 +372,10 @@ impl Session {
         }
     }
 
-    fn release(&mut self, up: &mut VecDeque<Packet>) {
-        while self.take_slot(self.rx_next, up) {
+    /// Hand up the held MPDUs that follow `rx_next` in order, stepping over the ones the
+    /// transmitter discarded, up to the first one still missing.
+    fn release(&mut self, up: &mut VecDeque<PacketRef>) {
+        while self.take_slot(self.rx_next, up) || self.discarded(self.rx_next) {
             self.rx_next += 1;
         }
     }
@@ -378,7 +394,8 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Kind;
+    use crate::net::packet::Packets;
+    use crate::net::qdisc::testutil::Held;
 
     fn pkt(seq: u64) -> Packet {
         let mut p = Packet::new(Kind::Data, 0, 0, 1500, 0);
@@ -390,8 +407,21 @@ mod tests {
         Session::new(TxqSpec::Pfifo { limit: 100 }.build(Standard::Ht, 0))
     }
 
+    /// Packets of seq 0..n, stored, and a reference to each (the reference of seq i is
+    /// `refs[i]`).
+    fn stored(n: u64) -> (Packets, Vec<PacketRef>) {
+        let mut pkts = Packets::new();
+        let refs = (0..n).map(|i| pkts.insert(pkt(i))).collect();
+        (pkts, refs)
+    }
+
     fn number(s: &mut Session, n: u64) -> Vec<Mpdu> {
-        (0..n).map(|i| s.number(pkt(i))).collect()
+        let (pkts, refs) = stored(n);
+        refs.iter().map(|&r| s.number(r, &pkts[r])).collect()
+    }
+
+    fn seqs(pkts: &Packets, up: &VecDeque<PacketRef>) -> Vec<u64> {
+        up.iter().map(|&r| pkts[r].seq).collect()
     }
 
     #[test]
@@ -433,31 +463,55 @@ mod tests {
     fn receiver_reorders_and_follows_the_transmitters_window() {
         let mut s = session();
         number(&mut s, 6);
+        let (pkts, r) = stored(6);
         let mut up = VecDeque::new();
         // 0 arrives: handed up. 2, 3 arrive after a gap at 1: held.
-        s.receive(0, pkt(0), 8, &mut up);
-        s.receive(2, pkt(2), 8, &mut up);
-        s.receive(3, pkt(3), 8, &mut up);
-        assert_eq!(up.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0]);
+        s.receive(0, r[0], 8, &mut up);
+        s.receive(2, r[2], 8, &mut up);
+        s.receive(3, r[3], 8, &mut up);
+        assert_eq!(seqs(&pkts, &up), vec![0]);
         // 1 arrives: 1, 2, 3 go up.
-        s.receive(1, pkt(1), 8, &mut up);
-        assert_eq!(
-            up.iter().map(|p| p.seq).collect::<Vec<_>>(),
-            vec![0, 1, 2, 3]
-        );
+        s.receive(1, r[1], 8, &mut up);
+        assert_eq!(seqs(&pkts, &up), vec![0, 1, 2, 3]);
         // 5 arrives after a gap at 4; then the transmitter discards 4.
         up.clear();
-        s.receive(5, pkt(5), 8, &mut up);
+        s.receive(5, r[5], 8, &mut up);
         assert!(up.is_empty());
         for seq in [0, 1, 2, 3, 5] {
             s.settle(seq);
         }
         s.settle(4);
         s.sync_receiver(&mut up);
-        assert_eq!(up.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![5]);
-        // A duplicate of something already handed up is ignored.
-        s.receive(5, pkt(5), 8, &mut up);
+        assert_eq!(seqs(&pkts, &up), vec![5]);
+        // A duplicate of something already handed up changes nothing.
+        s.receive(5, r[5], 8, &mut up);
         assert_eq!(up.len(), 1);
+    }
+
+    /// The transmitter discards MPDU 2 at the retry limit while MPDU 1, before it, is still
+    /// being retried: the receiver cannot skip 2 yet, but once 1 arrives it hands up 1 and
+    /// then 3, stepping over 2 (the Block Ack Request told it 2 will not come).
+    #[test]
+    fn receiver_steps_over_an_mpdu_discarded_behind_a_missing_one() {
+        let mut s = session();
+        number(&mut s, 4);
+        let (pkts, r) = stored(4);
+        let mut up = VecDeque::new();
+        s.receive(0, r[0], 8, &mut up);
+        s.receive(3, r[3], 8, &mut up);
+        s.settle(0);
+        s.settle(3);
+        s.settle(2); // discarded
+        s.sync_receiver(&mut up);
+        assert_eq!(seqs(&pkts, &up), vec![0], "1 is still missing");
+        s.receive(1, r[1], 8, &mut up);
+        assert_eq!(seqs(&pkts, &up), vec![0, 1, 3]);
+        s.settle(1);
+        assert_eq!(s.window_start(), 4);
+        // Nothing is left held: the next MPDU goes straight up.
+        let m = s.number(r[0], &pkts[r[0]]);
+        s.receive(m.seq, r[0], 8, &mut up);
+        assert_eq!(up.len(), 4);
     }
 
     #[test]
@@ -492,21 +546,19 @@ mod tests {
     fn fq_codel_txq_has_mac80211_limits() {
         // 8192 packets, then one packet dropped per arrival from the fattest flow.
         let spec = TxqSpec::default();
-        let mut q = spec.build(Standard::Vht, 0);
-        let mut dropped = Vec::new();
+        let mut q = Held::new(spec.build(Standard::Vht, 0));
         for i in 0..8193 {
-            q.enqueue(pkt(i), 0, &mut dropped);
+            q.enqueue(pkt(i), 0);
         }
-        assert_eq!((q.len(), dropped.len()), (8192, 1));
-        assert_eq!(dropped[0].seq, 0);
+        assert_eq!((q.len(), q.dropped.len()), (8192, 1));
+        assert_eq!(q.dropped[0].seq, 0);
         // HT: 4 MB memory limit. Packets of truesize 2 KB: 2048 fit, the next pushes one out.
-        let mut q = spec.build(Standard::Ht, 0);
-        dropped.clear();
+        let mut q = Held::new(spec.build(Standard::Ht, 0));
         for i in 0..2049 {
             let mut p = pkt(i);
             p.truesize = 2048;
-            q.enqueue(p, 0, &mut dropped);
+            q.enqueue(p, 0);
         }
-        assert_eq!((q.len(), dropped.len()), (2048, 1));
+        assert_eq!((q.len(), q.dropped.len()), (2048, 1));
     }
 }
