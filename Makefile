@@ -42,7 +42,7 @@ test: build test-rust test-python
 # `make fuzz` searches further with fresh seeds.
 PROPTEST_RNG_SEED ?= 20261124
 test-rust:
-	PROPTEST_RNG_SEED=$(PROPTEST_RNG_SEED) cargo test --profile ci -p wificc-core
+	PROPTEST_RNG_SEED=$(PROPTEST_RNG_SEED) cargo test --profile ci -p wificc-core -p wificc-emu
 
 FUZZ_CASES ?= 100000
 fuzz:

@@ -530,6 +530,11 @@ mod tests {
         p.inject(back, 20_000_000, &mut out);
         p.advance(40_000_000, &mut out);
         assert_eq!(out.delivered[2], (1, 9, 31_231_631));
+        assert_eq!(
+            p.pkts.live(),
+            0,
+            "every packet delivered or dropped has left the path"
+        );
     }
 
     #[test]
