@@ -152,6 +152,8 @@ pub struct World {
     pkts: Packets,
     /// Packets to hand to their next hop now, in order.
     work: VecDeque<PacketRef>,
+    /// Dropped packets being accounted (kept for its capacity).
+    dropped: Vec<Packet>,
     timers: Vec<(Nanos, SenderTimer)>,
 }
 
@@ -173,6 +175,7 @@ impl World {
             warmup,
             pkts: Packets::new(),
             work: VecDeque::new(),
+            dropped: Vec::new(),
             timers: Vec::new(),
         }
     }
@@ -614,17 +617,18 @@ impl World {
     #[cold]
     fn account_drops(&mut self, link: Option<u32>) {
         let reports = link.is_some_and(|l| self.links[l as usize].reports_tx_completion);
-        let dropped = self.pkts.take_dropped();
-        for &r in &dropped {
-            let p: Packet = self.pkts.remove(r);
+        let mut dropped = std::mem::take(&mut self.dropped);
+        self.pkts.remove_dropped(&mut dropped);
+        for p in &dropped {
             if matches!(p.kind(), Kind::Data | Kind::Ack) {
                 self.flows[p.flow as usize].drops += 1;
             }
-            if reports && p.kind() == Kind::Data && p.truesize > 0 {
-                self.with_sender(p.flow, |s, out| s.on_tx_complete(p.truesize, out));
+            if let Some((flow, truesize)) = p.tsq_charge().filter(|_| reports) {
+                self.with_sender(flow, |s, out| s.on_tx_complete(truesize, out));
             }
         }
-        self.pkts.restore_dropped(dropped);
+        dropped.clear();
+        self.dropped = dropped;
     }
 
     fn sample(&mut self) {

@@ -371,11 +371,11 @@ impl EmuPath {
         if self.pkts.dropped().is_empty() {
             return;
         }
-        let dropped = self.pkts.take_dropped();
-        for &pkt in &dropped {
-            sink.dropped(self.pkts.remove(pkt));
+        let mut dropped = Vec::new();
+        self.pkts.remove_dropped(&mut dropped);
+        for pkt in dropped {
+            sink.dropped(pkt);
         }
-        self.pkts.restore_dropped(dropped);
     }
 
     /// The end of the warm-up at model time `t`: utilisation counts from here.

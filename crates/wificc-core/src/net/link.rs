@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 
-use super::packet::{Kind, PacketRef, Packets};
+use super::packet::{PacketRef, Packets};
 use super::qdisc::{AnyQdisc, Qdisc, QdiscStats};
 use crate::metrics::Histogram;
 use crate::sim::Rng;
@@ -269,8 +269,8 @@ impl Link {
             self.sojourn.record(at - p.enqueued);
         }
         let size = p.size;
-        if self.reports_tx_completion && p.kind() == Kind::Data && p.truesize > 0 {
-            self.completion = Some((p.flow, p.truesize));
+        if let Some(charge) = p.tsq_charge().filter(|_| self.reports_tx_completion) {
+            self.completion = Some(charge);
             self.tx_pending = true;
             // The skb is freed at the host: no later hop may report its completion again.
             p.truesize = 0;
@@ -435,7 +435,7 @@ mod tests {
                     delivered.push((t, p.seq, p.hop));
                 }
             }
-            dropped.extend(pkts.take_dropped().into_iter().map(|r| pkts.remove(r)));
+            pkts.remove_dropped(&mut dropped);
         }
         assert_eq!(pkts.live(), 0, "every packet delivered or dropped");
         assert!(link.qdisc.is_empty() && link.wire.wire.is_empty());

@@ -240,6 +240,13 @@ impl Packet {
     pub fn bytes(&self) -> Bytes {
         self.size as Bytes
     }
+
+    /// (flow, truesize) that this packet's TX completion releases from its sender's TSQ
+    /// budget: a data packet with a truesize charged (0 means not tracked).
+    #[inline]
+    pub fn tsq_charge(&self) -> Option<(u32, u32)> {
+        (self.kind() == Kind::Data && self.truesize > 0).then_some((self.flow, self.truesize))
+    }
 }
 
 /// A packet's place in [`Packets`]: what queues, links and the world hold and pass on.
@@ -300,16 +307,11 @@ impl Packets {
         &self.dropped
     }
 
-    /// Take the list of dropped packets (their slots stay in use until removed).
-    pub fn take_dropped(&mut self) -> Vec<PacketRef> {
-        std::mem::take(&mut self.dropped)
-    }
-
-    /// Hand back the (emptied) list [`Packets::take_dropped`] returned, keeping its capacity.
-    pub fn restore_dropped(&mut self, mut list: Vec<PacketRef>) {
-        list.clear();
-        if self.dropped.is_empty() {
-            self.dropped = list;
+    /// Take the dropped packets out of their slots, appending them to `out` in drop order.
+    pub fn remove_dropped(&mut self, out: &mut Vec<Packet>) {
+        for r in self.dropped.drain(..) {
+            self.free.push(r);
+            out.push(self.slots[r.0 as usize]);
         }
     }
 
@@ -393,13 +395,11 @@ mod tests {
         // A dropped packet keeps its slot, listed, until the owner removes it.
         pkts.drop_packet(c);
         assert_eq!((pkts.dropped(), pkts.live()), (&[c][..], 1));
-        let list = pkts.take_dropped();
-        assert!(pkts.dropped().is_empty());
-        for &r in &list {
-            assert_eq!(pkts.remove(r).flow, 3);
-        }
-        pkts.restore_dropped(list);
+        let mut out = Vec::new();
+        pkts.remove_dropped(&mut out);
+        assert_eq!(out.iter().map(|p| p.flow).collect::<Vec<_>>(), vec![3]);
         assert_eq!((pkts.dropped().len(), pkts.live()), (0, 0));
+        assert_eq!(pkts.insert(out[0]), c, "the slot is free again");
     }
 
     #[test]

@@ -790,9 +790,9 @@ mod tests {
                         }
                     }
                 }
-                for r in self.pkts.take_dropped() {
-                    self.dropped.push(self.pkts.remove(r).seq);
-                }
+                let mut dropped = Vec::new();
+                self.pkts.remove_dropped(&mut dropped);
+                self.dropped.extend(dropped.iter().map(|p| p.seq));
             }
             self
         }

@@ -418,9 +418,8 @@ mod tests {
             let got = self
                 .v
                 .dequeue(&mut self.q, &self.p, &mut self.st, &mut self.pkts, t);
-            let dropped: Vec<Packet> = (self.pkts.take_dropped().into_iter())
-                .map(|r| self.pkts.remove(r))
-                .collect();
+            let mut dropped = Vec::new();
+            self.pkts.remove_dropped(&mut dropped);
             self.dropped.extend(&dropped);
             (got.map(|r| self.pkts.remove(r)), dropped)
         }

@@ -274,10 +274,7 @@ pub(crate) mod testutil {
         }
 
         fn collect_drops(&mut self) {
-            for r in self.pkts.take_dropped() {
-                let p = self.pkts.remove(r);
-                self.dropped.push(p);
-            }
+            self.pkts.remove_dropped(&mut self.dropped);
         }
 
         pub fn enqueue(&mut self, pkt: Packet, now: Nanos) {

@@ -19,7 +19,7 @@ use super::phy::{
 };
 use super::txq::{Mpdu, Session, TxqSpec};
 use super::{MacMode, NodeStats, WifiOut, WifiSpec, WifiStats};
-use crate::net::packet::{Kind, Packet, PacketRef, Packets};
+use crate::net::packet::{Kind, PacketRef, Packets};
 use crate::net::qdisc::Qdisc;
 use crate::sim::{stream_seed, Rng, Timer};
 use crate::units::{bytes_in, tx_time, BitsPerSec, Bytes, Nanos};
@@ -253,20 +253,6 @@ pub struct Bss {
     record_from: Nanos,
     /// Analytic MAC: EDCAF served first among equals next time.
     rr: usize,
-}
-
-/// Report the TX completion of `pkt` if its sender tracks it.
-fn complete(completed: &mut Vec<(u32, u32)>, pkt: &Packet) {
-    if pkt.kind() == Kind::Data && pkt.truesize > 0 {
-        completed.push((pkt.flow, pkt.truesize));
-    }
-}
-
-/// Report the TX completion of MPDU `m` if its sender tracks it.
-fn complete_mpdu(completed: &mut Vec<(u32, u32)>, m: &Mpdu) {
-    if m.truesize > 0 {
-        completed.push((m.flow, m.truesize));
-    }
 }
 
 impl Bss {
@@ -692,7 +678,7 @@ impl Bss {
             for m in agg.mpdus.iter_mut() {
                 if m.ok {
                     s.settle(m.seq);
-                    complete_mpdu(out.completed, m);
+                    out.completed.extend(m.tsq);
                     stats.mpdus_acked += 1;
                     stats.bytes_acked += m.size as Bytes;
                     continue;
@@ -771,7 +757,7 @@ fn count_failure(
     }
     s.settle(m.seq);
     stats.retry_drops += 1;
-    complete_mpdu(out.completed, m);
+    out.completed.extend(m.tsq);
     out.pkts.drop_packet(m.pkt);
     true
 }
@@ -782,7 +768,7 @@ fn txq_drops(backlog: &mut usize, stats: &mut NodeStats, out: &mut WifiOut, befo
     *backlog -= dropped.len();
     stats.txq_drops += dropped.len() as u64;
     for &p in dropped {
-        complete(out.completed, &out.pkts[p]);
+        out.completed.extend(out.pkts[p].tsq_charge());
     }
 }
 

@@ -100,10 +100,7 @@ impl Sim {
 
     /// Take the packets the BSS dropped out of their slots.
     fn collect_drops(&mut self) {
-        for r in self.pkts.take_dropped() {
-            let p = self.pkts.remove(r);
-            self.dropped.push(p);
-        }
+        self.pkts.remove_dropped(&mut self.dropped);
     }
 
     fn feed(&mut self) {

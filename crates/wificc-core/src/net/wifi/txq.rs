@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::phy::Standard;
-use crate::net::packet::{Kind, Packet, PacketRef};
+use crate::net::packet::{Packet, PacketRef};
 use crate::net::qdisc::spec::TXQUEUELEN;
 use crate::net::qdisc::{AnyQdisc, CodelParams, Fifo, FifoLimit, FqCodel, FqCodelParams, Qdisc};
 use crate::parse::{Dur, Size};
@@ -219,11 +219,9 @@ pub struct Mpdu {
     pub pkt: PacketRef,
     /// The packet's IP size (what framing counts).
     pub size: u32,
-    /// The TX completion to report for it: the sender's flow and the truesize charged to its
-    /// TSQ budget (0: none). Kept here because the packet itself moves on once received, before
-    /// the Block Ack tells the transmitter.
-    pub flow: u32,
-    pub truesize: u32,
+    /// The TX completion to report for it (`Packet::tsq_charge`). Kept here because the packet
+    /// itself moves on once received, before the Block Ack tells the transmitter.
+    pub tsq: Option<(u32, u32)>,
     /// Sequence number within its Block Ack session (not wrapped at 4096).
     pub seq: u64,
     /// Failed transmissions so far.
@@ -292,12 +290,10 @@ impl Session {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.outstanding[(seq as usize / 64) % OUTSTANDING_WORDS] |= 1 << (seq % 64);
-        let tracked = p.kind() == Kind::Data;
         Mpdu {
             pkt,
             size: p.size,
-            flow: p.flow,
-            truesize: if tracked { p.truesize } else { 0 },
+            tsq: p.tsq_charge(),
             seq,
             retries: 0,
             ok: false,
@@ -394,7 +390,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Packets;
+    use crate::net::packet::{Kind, Packets};
     use crate::net::qdisc::testutil::Held;
 
     fn pkt(seq: u64) -> Packet {
