@@ -174,6 +174,20 @@ def run(
     ] = None,
     backhaul: Annotated[str | None, typer.Option(help="Wi-Fi path: AP <-> server wired rate.")] = None,
     stations: Annotated[int | None, typer.Option(help="Wi-Fi path: number of stations.")] = None,
+    driver: Annotated[
+        str | None,
+        typer.Option(help="Wi-Fi driver model: ath9k, ath9k_htc, ath10k, iwlwifi or generic (default: the chipset's)."),
+    ] = None,
+    driver_param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--driver-param",
+            help="KEY=VALUE of the Wi-Fi driver, e.g. tx_status.delay=0, rx.last=0, ring=64, tso=true, wake=per_burst.",
+        ),
+    ] = None,
+    mcs: Annotated[
+        str | None, typer.Option(help="Wi-Fi MCS per stream of every link (7), or of each station's (7,3).")
+    ] = None,
     rate: Annotated[str | None, typer.Option(help="Bottleneck rate, e.g. 50mbit.")] = None,
     rtt: Annotated[str | None, typer.Option(help="Base round-trip time, e.g. 20ms.")] = None,
     buffer: Annotated[str | None, typer.Option(help="Bottleneck buffer: 100p, 64kb or 1bdp.")] = None,
@@ -208,6 +222,9 @@ def run(
     with user_errors():
         options = {
             **scenarios.path_options(path, chipset, backhaul, stations, rate, rtt, buffer, qdisc, length, delay),
+            "driver": driver,
+            "mcs": mcs,
+            "driver_params": scenarios.parse_cc_params(driver_param, "--driver-param") if driver_param else None,
             "cc": cc,
             "cc_params": scenarios.parse_cc_params(cc_param) if cc_param else None,
             "flows": flows,

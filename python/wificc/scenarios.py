@@ -57,7 +57,7 @@ DEFAULT_PATHS: dict[str, dict[str, Any]] = {
     "hybrid": {"kind": "wifi", "rtt": "2.5ms", "radio": {"chipset": "ax201"}, "backhaul": "1gbit"},
 }
 # Path options that only the Wi-Fi path takes.
-WIFI_OPTIONS = ("chipset", "backhaul", "stations")
+WIFI_OPTIONS = ("chipset", "backhaul", "stations", "driver", "driver_params", "mcs")
 # Flent's DELAY: ping-only time before and after the TCP flows.
 DEFAULT_DELAY = "5s"
 # TCP time of a test (Flent's LENGTH); the published Wi-Fi studies run 30 s.
@@ -323,13 +323,13 @@ def parse_value(text: str) -> bool | int | float | str:
     return text
 
 
-def parse_cc_params(items: Iterable[str]) -> dict[str, Any]:
+def parse_cc_params(items: Iterable[str], option: str = "--cc-param") -> dict[str, Any]:
     """``["beta=0.8", "hystart=false"]`` -> ``{"beta": 0.8, "hystart": False}``."""
     params: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"--cc-param: got {item!r}, expected KEY=VALUE such as 'beta=0.7'")
+            raise ValueError(f"{option}: got {item!r}, expected KEY=VALUE such as 'beta=0.7'")
         params[key.strip()] = parse_value(value.strip())
     return params
 
@@ -354,7 +354,7 @@ def load(path: str | Path) -> dict[str, Any]:
 
 
 def _flag(option: str) -> str:
-    return "--" + option.replace("_", "-")
+    return "--" + option.removesuffix("_params").replace("_", "-") + ("-param" if option.endswith("_params") else "")
 
 
 def _check_options(name: str, test: Test, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -601,6 +601,37 @@ def _wifi_path(name: str, test: Test, path: dict[str, Any], settings: Mapping[st
         path.setdefault("radio", {})["chipset"] = settings["chipset"]
     if settings.get("stations") is not None:
         path["stations"] = settings["stations"]
+    if settings.get("mcs") is not None:
+        path.setdefault("radio", {}).update(_mcs(settings["mcs"]))
+    driver = settings.get("driver")
+    params = settings.get("driver_params")
+    if driver is not None or params:
+        radio = path.setdefault("radio", {})
+        table = radio.get("driver")
+        table = {"kind": table} if isinstance(table, str) else dict(table or {})
+        if driver is not None:
+            table["kind"] = driver
+        for key, value in (params or {}).items():
+            node = table
+            *parents, last = key.split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+                if not isinstance(node, dict):
+                    raise ValueError(f"--driver-param: {key!r} sets inside {part!r}, which is not a table")
+            node[last] = value
+        radio["driver"] = table
+
+
+def _mcs(value: int | str | Sequence[int]) -> dict[str, Any]:
+    """``--mcs``: one MCS for every link (``5``), or one per station (``7,3``)."""
+    items = value.split(",") if isinstance(value, str) else value if isinstance(value, Sequence) else [value]
+    try:
+        numbers = [int(str(v).strip()) for v in items]
+    except ValueError:
+        raise ValueError(f"--mcs: got {value!r}, expected an MCS such as 7, or one per station such as 7,3") from None
+    if len(numbers) == 1 and not (isinstance(value, Sequence) and not isinstance(value, str)):
+        return {"mcs": numbers[0]}
+    return {"station_mcs": numbers}
 
 
 def build(
@@ -611,6 +642,9 @@ def build(
     chipset: str | None = None,
     backhaul: str | None = None,
     stations: int | None = None,
+    driver: str | None = None,
+    driver_params: Mapping[str, Any] | None = None,
+    mcs: int | str | Sequence[int] | None = None,
     rate: str | None = None,
     rtt: str | None = None,
     buffer: str | None = None,
@@ -670,6 +704,9 @@ def build(
         "chipset": chipset,
         "backhaul": backhaul,
         "stations": stations,
+        "driver": driver,
+        "driver_params": driver_params,
+        "mcs": mcs,
     }
     _path(test, spec, scenario, path_kind, settings, options, given, (delay_ns, length_ns))
 

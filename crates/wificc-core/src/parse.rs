@@ -256,6 +256,13 @@ quantity!(
     /// A duration field (`"20ms"`).
     Dur, Nanos, duration, |ns| format!("{ns}ns"), "a duration such as \"20ms\""
 );
+impl Default for Dur {
+    /// Zero.
+    fn default() -> Self {
+        Dur(0)
+    }
+}
+
 quantity!(
     /// A rate field (`"50mbit"`).
     Rate, BitsPerSec, rate, |r| format!("{r}bit"), "a rate such as \"50mbit\""

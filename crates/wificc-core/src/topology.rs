@@ -285,7 +285,12 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
         let ack_route = world.add_route(back.iter().copied().chain([Hop::Sender(id)]).collect());
         let cc = cc::build(&f.cc, &f.cc_params)
             .map_err(|e| err(format!("flows[{i}].cc"), e.to_string()))?;
-        let cfg = s.stack.sender_config(&f.cc);
+        let mut cfg = s.stack.sender_config(&f.cc);
+        // A station's Wi-Fi driver without TSO: the kernel segments its skbs in software.
+        if let (PathSpec::Wifi(w), Direction::Up) = (&s.path, f.direction) {
+            let driver = w.radio.driver().map_err(|m| err("path.radio", m))?;
+            cfg.software_gso = (!driver.tso).then_some(driver.sg);
+        }
         let ecn = if f.cc == "dctcp" {
             EcnEcho::Dctcp
         } else {

@@ -24,7 +24,7 @@ fn analytic_mac_delivers_thr_k_under_a_static_tsq_of_k_packets() {
         let r = run(json!({
             "duration": "4s", "warmup": "1s",
             "path": {"kind": "wifi", "rtt": "2.5ms", "backhaul": "10gbit",
-                     "radio": {"chipset": "ax201", "ba_window": 1024, "hw_queue_depth": 1,
+                     "radio": {"chipset": "ax201", "driver": "generic", "ba_window": 1024, "hw_queue_depth": 1,
                                "mac": {"kind": "analytic", "t_oh": "0.5ms", "l_oh": 48, "rate": "2.4gbit"}}},
             "stack": {"tsq": format!("static:{k}p")},
             "flows": [{"cc": "cubic", "cc_params": {"hystart": false}}],
@@ -52,7 +52,8 @@ fn two_stations_share_fairly() {
     for cc in ["cubic", "bbr"] {
         let r = run(json!({
             "duration": "60s", "warmup": "10s",
-            "path": {"kind": "wifi", "rtt": "2ms", "stations": 2, "radio": {"chipset": "ath9k"}},
+            "path": {"kind": "wifi", "rtt": "2ms", "stations": 2,
+                     "radio": {"chipset": "ath9k", "driver": "generic"}},
             "flows": [{"cc": cc, "client": 0}, {"cc": cc, "client": 1, "start": "0.5s"}],
         }));
         let jain = r.summary.jain.unwrap();
@@ -147,7 +148,8 @@ fn under_a_static_tsq_the_skbs_a_cca_hands_down_set_the_aggregate_size() {
     let upload = |cc: &str, offloads: bool| {
         run(json!({
             "duration": "4s", "warmup": "1s",
-            "path": {"kind": "wifi", "rtt": "2.5ms", "backhaul": "1gbit", "radio": {"chipset": "ax201"}},
+            "path": {"kind": "wifi", "rtt": "2.5ms", "backhaul": "1gbit",
+                     "radio": {"chipset": "ax201", "driver": "generic"}},
             "stack": {"tsq": "static:32p", "offloads": offloads},
             "flows": [{"cc": cc}],
         }))

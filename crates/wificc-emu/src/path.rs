@@ -590,12 +590,13 @@ mod tests {
         assert_eq!(queues[0].tx_packets, 2);
     }
 
-    /// One ath9k station, 2 ms base RTT over the default 10 Gbit/s backhaul and server NIC.
+    /// One ath9k station, 2 ms base RTT over the default 10 Gbit/s backhaul and server NIC;
+    /// the generic driver (no interrupt moderation), whose timing these tests pin.
     fn wifi(seed: u64) -> EmuPath {
         let s = Scenario::parse(
             &format!(
                 r#"{{"seed": {seed}, "path": {{"kind": "wifi", "rtt": "2ms",
-                     "radio": {{"chipset": "ath9k"}}}}}}"#
+                     "radio": {{"chipset": "ath9k", "driver": "generic"}}}}}}"#
             ),
             Format::Json,
         )

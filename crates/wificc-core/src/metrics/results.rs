@@ -123,6 +123,16 @@ pub struct WifiNodeSummary {
     pub drops: u64,
     pub txq_sojourn_p50_ms: Option<f64>,
     pub txq_sojourn_p95_ms: Option<f64>,
+    /// The radio's driver family ("ath9k", "iwlwifi", ...).
+    pub driver: &'static str,
+    /// MCS (per stream) of the PPDUs sent: median, and lowest and highest.
+    pub mcs_p50: Option<f64>,
+    pub mcs_min: Option<f64>,
+    pub mcs_max: Option<f64>,
+    /// TX-completion latency, ms: from a packet's arrival at the radio to the host's
+    /// processing of its TX status (what releases TCP Small Queues), acknowledged packets.
+    pub tx_completion_p50_ms: Option<f64>,
+    pub tx_completion_p90_ms: Option<f64>,
 }
 
 /// Summary of one flow.

@@ -49,6 +49,14 @@ pub struct SenderConfig {
     /// truesize(skb) = payload + this: struct sk_buff (256 aligned) + skb_shared_info (320
     /// aligned) + header room for MAX_TCP_HEADER (320) on x86-64 = 896 bytes.
     pub skb_overhead: u32,
+    /// The egress device has no TSO: the kernel segments each multi-segment skb in software
+    /// before the driver (`validate_xmit_skb` -> `skb_segment`) and `tcp_gso_segment` charges
+    /// the socket each segment's truesize in place of the skb's
+    /// ([`SkbLayout::segment_truesize`]). `Some(sg)`: whether the device has scatter-gather
+    /// (without it every segment is copied into a buffer of its own).
+    pub software_gso: Option<bool>,
+    /// The skb layout of the sender's kernel (segment truesizes).
+    pub skb_layout: SkbLayout,
     /// Negotiate ECN (RFC 3168; DCTCP always negotiates it).
     pub ecn: bool,
     /// RTO bounds: `TCP_RTO_MIN` 200 ms, `TCP_RTO_MAX` 120 s, `TCP_TIMEOUT_INIT` 1 s.
@@ -78,6 +86,8 @@ impl Default for SenderConfig {
             min_tso_segs: 2,
             tso_rtt_log: 9,
             skb_overhead: 896,
+            software_gso: None,
+            skb_layout: SkbLayout::WIFI_HOST,
             ecn: false,
             rto_min: 200 * NSEC_PER_MSEC,
             rto_max: 120 * NSEC_PER_SEC,
@@ -85,5 +95,141 @@ impl Default for SenderConfig {
             slow_start_after_idle: true,
             reordering: 3,
         }
+    }
+}
+
+/// `SKB_DATA_ALIGN`: SMP_CACHE_BYTES (64 on x86-64).
+const fn skb_data_align(x: u32) -> u32 {
+    x.div_ceil(64) * 64
+}
+
+/// The kmalloc size class `__alloc_skb` rounds a request up to (`kmalloc_size_roundup`): the
+/// kmalloc caches 8 .. 8192 bytes (with 96 and 192), whole pages (order-n) above.
+pub const fn kmalloc_roundup(size: u32) -> u32 {
+    if size <= 8 {
+        return 8;
+    }
+    if size > 64 && size <= 96 {
+        return 96;
+    }
+    if size > 128 && size <= 192 {
+        return 192;
+    }
+    if size <= 8192 {
+        return size.next_power_of_two();
+    }
+    size.div_ceil(4096).next_power_of_two() * 4096
+}
+
+/// `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` (320, MAX_SKB_FRAGS 17) and
+/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))` (224 -> 256) on x86-64.
+const SHINFO: u32 = 320;
+const SKB: u32 = 256;
+
+/// How a kernel lays out skb heads, which sets the truesize TCP Small Queues charges for the
+/// segments of a software-segmented skb (`skb_segment`, `__alloc_skb`, `kmalloc_reserve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SkbLayout {
+    /// `MAX_TCP_HEADER` = L1_CACHE_ALIGN(128 + MAX_HEADER): the headroom TCP reserves; a
+    /// segment's head holds it (the headers plus the headroom left in front of them).
+    pub max_tcp_header: u32,
+    /// `MAX_HEADER` (`GRO_MAX_HEAD` = MAX_HEADER + 128 sizes the small-head cache).
+    pub max_header: u32,
+    /// The `skbuff_small_head` cache (Linux 6.3+): heads that fit it take its size instead of
+    /// a kmalloc class.
+    pub small_head_cache: bool,
+}
+
+impl SkbLayout {
+    /// An x86-64 distribution kernel with Wi-Fi (CONFIG_WLAN, mac80211 mesh and IP tunnels:
+    /// MAX_HEADER 176, MAX_TCP_HEADER 320) before 6.3, as the studies ran (4.19 to 5.13).
+    pub const WIFI_HOST: SkbLayout = SkbLayout {
+        max_tcp_header: 320,
+        max_header: 176,
+        small_head_cache: false,
+    };
+
+    /// Bytes of a head allocation for `size` bytes of data.
+    const fn head(&self, size: u32) -> u32 {
+        let need = skb_data_align(size) + SHINFO;
+        if self.small_head_cache {
+            let gro_max_head = self.max_header + 128;
+            let base = if self.max_tcp_header > gro_max_head {
+                self.max_tcp_header
+            } else {
+                gro_max_head
+            };
+            let small = skb_data_align(base) + SHINFO;
+            let small = if small.is_power_of_two() {
+                small + 64
+            } else {
+                small
+            };
+            if need <= small {
+                return small;
+            }
+        }
+        kmalloc_roundup(need)
+    }
+
+    /// truesize of one segment of `payload` bytes that `skb_segment` produced: with
+    /// scatter-gather the segment has a head for its headers (`__alloc_skb(headroom +
+    /// headers)`) and references the payload (`truesize += data_len`); without it the payload
+    /// is copied into the head (`__alloc_skb(headroom + headers + payload)`). truesize = the
+    /// head's allocation + struct sk_buff (`SKB_TRUESIZE(size - shinfo)`).
+    ///
+    /// For the studies' kernels a full 1448-byte segment costs 4352 bytes without
+    /// scatter-gather (320 + 1448 = 1768 -> 1792 + 320 = 2112 -> the 4096-byte class) and
+    /// 2728 with it (640 -> the 1024-byte class, + 256 + 1448).
+    pub const fn segment_truesize(&self, payload: u32, sg: bool) -> u32 {
+        if sg {
+            self.head(self.max_tcp_header) + SKB + payload
+        } else {
+            self.head(self.max_tcp_header + payload) + SKB
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kmalloc_classes() {
+        assert_eq!(kmalloc_roundup(2112), 4096);
+        assert_eq!(kmalloc_roundup(2048), 2048);
+        assert_eq!(kmalloc_roundup(90), 96);
+        assert_eq!(kmalloc_roundup(9000), 16384);
+    }
+
+    /// The layout of the kernel wificc was checked on (6.18.44 x86-64 without CONFIG_WLAN:
+    /// MAX_HEADER 32, MAX_TCP_HEADER 192, skbuff_small_head 576) reproduces what
+    /// `scripts/gso_charge/measure.sh` measured there with BPF on every segment.
+    #[test]
+    fn segment_truesize_matches_the_measured_kernel() {
+        let vm = SkbLayout {
+            max_tcp_header: 192,
+            max_header: 32,
+            small_head_cache: true,
+        };
+        // Scatter-gather: payload + 832.
+        assert_eq!(vm.segment_truesize(1448, true), 2280);
+        assert_eq!(vm.segment_truesize(260, true), 1092);
+        assert_eq!(vm.segment_truesize(1052, true), 1884);
+        // Without: the kmalloc class of the copied segment.
+        assert_eq!(vm.segment_truesize(1448, false), 2304);
+        assert_eq!(vm.segment_truesize(260, false), 1280);
+        assert_eq!(vm.segment_truesize(656, false), 2304);
+        assert_eq!(vm.segment_truesize(1312, false), 2304);
+    }
+
+    #[test]
+    fn segment_truesize_on_the_studies_kernels() {
+        let k = SkbLayout::WIFI_HOST;
+        assert_eq!(k.segment_truesize(1448, false), 4352);
+        // The largest payload in the 2048-byte class: 320 + 1408 = 1728 -> 1728 + 320.
+        assert_eq!(k.segment_truesize(1408, false), 2304);
+        assert_eq!(k.segment_truesize(1409, false), 4352);
+        assert_eq!(k.segment_truesize(1448, true), 2728);
     }
 }

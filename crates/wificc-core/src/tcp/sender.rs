@@ -635,7 +635,19 @@ impl TcpSender {
             *slot = payload;
             skb_bytes += payload as u64;
         }
-        let truesize = self.truesize(skb_bytes);
+        // What the socket is charged: the skb's truesize, or after software GSO for a device
+        // without TSO and scatter-gather, each segment's own (`tcp_gso_segment` adds the
+        // difference to sk_wmem_alloc). An skb of one segment is not segmented.
+        let (layout, sg) = (self.cfg.skb_layout, self.cfg.software_gso.unwrap_or(true));
+        let segmented = self.cfg.software_gso.is_some() && segs > 1;
+        let truesize = if segmented {
+            payloads[..segs as usize]
+                .iter()
+                .map(|&p| layout.segment_truesize(p, sg) as u64)
+                .sum()
+        } else {
+            self.truesize(skb_bytes)
+        };
         for (i, &payload) in payloads.iter().enumerate().take(segs as usize) {
             let mut p = Packet::new(
                 Kind::Data,
@@ -654,9 +666,14 @@ impl TcpSender {
                 Ecn::NotEct
             });
             p.set_cwr(std::mem::take(&mut self.cwr_pending));
-            // The skb's truesize is shared among its segments after GSO segmentation.
-            p.truesize = (truesize / segs as u64) as u32
-                + u32::from(i == 0) * (truesize % segs as u64) as u32;
+            // Each segment carries what its TX completion releases: its own truesize, or its
+            // share of the skb's.
+            p.truesize = if segmented {
+                layout.segment_truesize(payload, sg)
+            } else {
+                (truesize / segs as u64) as u32
+                    + u32::from(i == 0) * (truesize % segs as u64) as u32
+            };
             out.pkts.send(p);
             self.stats.segs_sent += 1;
             self.stats.data_bytes_sent += payload as u64;

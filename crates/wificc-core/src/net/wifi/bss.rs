@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 
+use super::driver::{Aggregation, Driver, Wake};
 use super::edca::{Ac, Backoff, ACS};
 use super::phy::{
     ack_time, block_ack_time, subframe_bytes, subframe_pad, Phy, Standard, DELIMITER_BYTES, SIFS,
@@ -92,6 +93,8 @@ struct Framing {
     /// Per access category: SIFS and the response to a PPDU (Block Ack, or Ack for a frame
     /// outside an A-MPDU); 0 for the analytic MAC.
     response: [Nanos; ACS],
+    /// Most MPDUs per A-MPDU (the driver's limit; u32::MAX: none).
+    max_subframes: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +132,7 @@ impl Framing {
         airtime_cap: Nanos,
         window: u32,
         aggregate_vo: bool,
+        max_subframes: u32,
     ) -> Self {
         let aggregates = Ac::ALL.map(|ac| ac != Ac::Vo || aggregate_vo);
         let response = match mode {
@@ -166,6 +170,11 @@ impl Framing {
             max_ip,
             aggregates,
             response,
+            max_subframes: if max_subframes == 0 {
+                u32::MAX
+            } else {
+                max_subframes
+            },
         }
     }
 
@@ -192,6 +201,7 @@ impl Framing {
     fn fits(&self, agg: &Aggregate, size: u32, ac: Ac) -> bool {
         agg.mpdus.is_empty()
             || (self.aggregates[ac as usize]
+                && (agg.mpdus.len() as u32) < self.max_subframes
                 && agg.padded + subframe_bytes(size) <= self.max_psdu[ac as usize]
                 && agg.ip_bytes + size as Bytes <= self.max_ip)
     }
@@ -211,8 +221,43 @@ struct Edcaf {
     sessions: Vec<Option<Box<Session>>>,
     /// Destination to look at first when building (round robin).
     rr: usize,
-    /// Packets in this EDCAF's TXQs, held in front of them, or waiting for retransmission.
+    /// Packets in this EDCAF's TXQs, held in front of them, in the firmware's ring, or
+    /// waiting for retransmission.
     backlog: usize,
+    /// Host aggregation: aggregates that have left the air whose TX status the host has not
+    /// processed yet; they still hold their hardware-queue slots.
+    unreported: usize,
+}
+
+/// A TX status posted by the hardware, waiting for the host's interrupt.
+#[derive(Debug, Clone, Copy)]
+struct Status {
+    posted: Nanos,
+    /// EDCAF whose aggregate it reports.
+    ei: u32,
+    /// MPDUs it settles (acknowledged or dropped): firmware ring entries it frees.
+    frames: u32,
+    /// Items of `Node::tx_items` it carries.
+    items: u32,
+    /// It reports an aggregate that left the hardware queue (host aggregation: frees a slot).
+    slot: bool,
+}
+
+/// A settled MPDU as its TX status reports it: the completion to report, when the packet
+/// reached the radio, and whether it was acknowledged.
+type TxItem = (Option<(u32, u32)>, Nanos, bool);
+
+/// Per node: what the host has not yet been told, and the firmware ring's occupancy.
+#[derive(Debug, Default)]
+struct Node {
+    /// TX statuses posted and not yet taken by an interrupt.
+    tx: VecDeque<Status>,
+    tx_items: VecDeque<TxItem>,
+    /// Received frames posted and not yet taken by an interrupt: (posted, count).
+    rx: VecDeque<(Nanos, u32)>,
+    rx_items: VecDeque<PacketRef>,
+    /// Firmware aggregation: frames handed to the firmware and not yet completed.
+    in_fw: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,7 +278,17 @@ enum Medium {
 /// A Wi-Fi BSS.
 #[derive(Debug)]
 pub struct Bss {
+    /// The framing of the default link (the chipset's MCS); the mode and responses of all.
     framing: Framing,
+    /// Per node: the framing of that station's link (index 0: the default).
+    links: Vec<Framing>,
+    driver: Driver,
+    /// Neither TX status nor reception is moderated: everything reaches the host at once.
+    immediate: bool,
+    /// Per node.
+    node: Vec<Node>,
+    /// TX items of the aggregate being settled (reused).
+    staged: Vec<TxItem>,
     txq_spec: TxqSpec,
     depth: usize,
     window: u32,
@@ -266,6 +321,13 @@ impl Bss {
             ));
         }
         let phy = spec.phy()?;
+        if spec.station_mcs.len() > stations as usize {
+            return Err(format!(
+                "station_mcs: {} entries for {stations} station(s): expected at most one per \
+                 station",
+                spec.station_mcs.len()
+            ));
+        }
         let window = spec.ba_window.unwrap_or(phy.standard.ba_window());
         let mode = match spec.mac {
             MacMode::Edca => Mode::Edca,
@@ -276,7 +338,11 @@ impl Bss {
             },
         };
         let nodes = stations as usize + 1;
-        let depth = spec.hw_queue_depth as usize;
+        let driver = spec.driver()?;
+        let depth = match driver.aggregation {
+            Aggregation::Host => driver.hw_queue_depth as usize,
+            Aggregation::Firmware => 1,
+        };
         let edcafs = (0..nodes)
             .flat_map(|node| {
                 Ac::ALL.into_iter().map(move |ac| Edcaf {
@@ -288,12 +354,13 @@ impl Bss {
                     sessions: (0..nodes).map(|_| None).collect(),
                     rr: 0,
                     backlog: 0,
+                    unreported: 0,
                 })
             })
             .collect();
         let txq_seed = ((rng.next_u32() as u64) << 32) | rng.next_u32() as u64;
-        Ok(Bss {
-            framing: Framing::new(
+        let framing = |phy: Phy| {
+            Framing::new(
                 phy,
                 mode,
                 spec.max_ampdu_len
@@ -301,7 +368,20 @@ impl Bss {
                 spec.airtime_cap.0,
                 window,
                 spec.aggregate_vo.unwrap_or(spec.chipset.aggregates_vo()),
-            ),
+                driver.max_subframes,
+            )
+        };
+        let phy = spec.link_phy(0)?;
+        let links = (0..nodes)
+            .map(|sta| spec.link_phy(sta).map(framing))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Bss {
+            framing: framing(phy),
+            links,
+            driver,
+            immediate: driver.tx_status.is_immediate() && driver.rx.is_immediate(),
+            node: (0..nodes).map(|_| Node::default()).collect(),
+            staged: Vec::new(),
             txq_spec: spec.txq.clone(),
             depth,
             window,
@@ -324,6 +404,21 @@ impl Bss {
     /// The PHY every node uses.
     pub fn phy(&self) -> &Phy {
         &self.framing.phy
+    }
+
+    /// The driver every node runs.
+    pub fn driver(&self) -> &Driver {
+        &self.driver
+    }
+
+    fn firmware(&self) -> bool {
+        self.driver.aggregation == Aggregation::Firmware
+    }
+
+    /// EDCAF `ei` may build another aggregate now.
+    fn has_room(&self, ei: usize) -> bool {
+        let e = &self.edcafs[ei];
+        e.hw.len() + e.unreported < self.depth
     }
 
     /// Record histograms (A-MPDU sizes, TXQ sojourn) only from `t` on (the warm-up).
@@ -375,7 +470,16 @@ impl Bss {
         session.txq.enqueue(pkt, out.pkts, now);
         e.backlog += 1;
         txq_drops(&mut e.backlog, &mut self.stats[from as usize], out, before);
-        if self.edcafs[ei].hw.len() < self.depth {
+        let wanted = if self.driver.wake == Wake::PerFrame {
+            // The driver runs now, for this frame alone (ath9k: `drv_wake_tx_queue` ->
+            // `ath_txq_schedule`, synchronously); the medium needs a look if it built.
+            self.schedule(ei, now, out)
+        } else if self.firmware() {
+            self.node[from as usize].in_fw < self.driver.ring || self.edcafs[ei].hw.is_empty()
+        } else {
+            self.has_room(ei)
+        };
+        if wanted {
             self.timer.arm(now)
         } else {
             None
@@ -389,7 +493,7 @@ impl Bss {
             return reschedule;
         }
         self.run(now, out);
-        let next = match self.medium {
+        let medium = match self.medium {
             Medium::Busy {
                 ppdu_end,
                 received: false,
@@ -397,6 +501,15 @@ impl Bss {
             } => Some(ppdu_end),
             Medium::Busy { end, .. } => Some(end),
             Medium::Idle { since } => self.next_access(since),
+        };
+        let irq = if self.immediate {
+            None
+        } else {
+            self.next_interrupt()
+        };
+        let next = match (medium, irq) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         };
         match next {
             Some(t) => self.timer.arm(t),
@@ -409,6 +522,9 @@ impl Bss {
 
     /// Everything that happens at `now`, in order, until nothing more does.
     fn run(&mut self, now: Nanos, out: &mut WifiOut) {
+        if !self.immediate {
+            self.interrupts(now, out);
+        }
         loop {
             match self.medium {
                 Medium::Busy {
@@ -451,28 +567,95 @@ impl Bss {
     /// Fill every hardware queue that has room from its TXQs.
     fn build_all(&mut self, now: Nanos, out: &mut WifiOut) {
         for ei in 0..self.edcafs.len() {
-            while self.edcafs[ei].hw.len() < self.depth
+            self.schedule(ei, now, out);
+        }
+    }
+
+    /// The driver's scheduling of EDCAF `ei`: host aggregation builds aggregates while the
+    /// hardware queue has room; firmware aggregation hands frames to the ring while it has
+    /// room, and the firmware readies an aggregate to contend with when it has none.
+    /// True if it readied an aggregate.
+    fn schedule(&mut self, ei: usize, now: Nanos, out: &mut WifiOut) -> bool {
+        if self.firmware() {
+            self.fill_ring(ei, now, out);
+            return self.edcafs[ei].hw.is_empty()
                 && self.edcafs[ei].backlog > 0
-                && self.build(ei, now, out)
-            {}
+                && self.build(ei, now, out);
+        }
+        let mut built = false;
+        while self.has_room(ei) && self.edcafs[ei].backlog > 0 && self.build(ei, now, out) {
+            built = true;
+        }
+        built
+    }
+
+    /// Firmware aggregation: move frames of EDCAF `ei` from its TXQs (destinations in turn)
+    /// into the firmware's ring while the node's ring has room.
+    fn fill_ring(&mut self, ei: usize, now: Nanos, out: &mut WifiOut) {
+        let (ring, nodes, record) = (self.driver.ring, self.nodes, now >= self.record_from);
+        let e = &mut self.edcafs[ei];
+        let node = &mut self.node[e.node];
+        let stats = &mut self.stats[e.node];
+        for i in 0..nodes {
+            let d = (e.rr + i) % nodes;
+            let Some(s) = e.sessions[d].as_deref_mut() else {
+                continue;
+            };
+            while node.in_fw < ring {
+                let Some(p) = dequeue(s, &mut e.backlog, stats, out, now, record) else {
+                    break;
+                };
+                s.fw.push_back(p);
+                node.in_fw += 1;
+            }
+        }
+    }
+
+    /// Firmware aggregation: the head aggregate of EDCAF `ei`, about to be sent, takes
+    /// whatever else of its destination fits (a retransmitted one too).
+    fn top_up(&mut self, ei: usize, out: &mut WifiOut) {
+        let window = self.window;
+        let e = &mut self.edcafs[ei];
+        let Some(agg) = e.hw.front_mut() else {
+            return;
+        };
+        let framing = self.links[link(e.node, agg.dest)];
+        let Some(s) = e.sessions[agg.dest].as_deref_mut() else {
+            return;
+        };
+        let n = agg.mpdus.len();
+        take_from_ring(
+            agg,
+            s,
+            &mut e.backlog,
+            window,
+            &framing,
+            e.backoff.ac,
+            out.pkts,
+        );
+        if agg.mpdus.len() != n {
+            agg.airtime = framing.airtime(agg, e.backoff.ac, out.pkts);
         }
     }
 
     /// Build one aggregate for EDCAF `ei` from the next destination with something to send;
     /// false if none has.
     fn build(&mut self, ei: usize, now: Nanos, out: &mut WifiOut) -> bool {
-        let (window, framing, nodes) = (self.window, self.framing, self.nodes);
+        let (window, nodes) = (self.window, self.nodes);
+        let firmware = self.firmware();
         let busy = matches!(self.medium, Medium::Busy { .. });
         let record = now >= self.record_from;
         let e = &mut self.edcafs[ei];
         let stats = &mut self.stats[e.node];
-        let Some(dest) = (0..nodes)
-            .map(|i| (e.rr + i) % nodes)
-            .find(|&d| e.sessions[d].as_ref().is_some_and(|s| s.has_work(window)))
-        else {
+        let Some(dest) = (0..nodes).map(|i| (e.rr + i) % nodes).find(|&d| {
+            e.sessions[d]
+                .as_ref()
+                .is_some_and(|s| s.has_work(window, firmware))
+        }) else {
             return false;
         };
         e.rr = (dest + 1) % nodes;
+        let framing = self.links[link(e.node, dest)];
         let Some(s) = e.sessions[dest].as_deref_mut() else {
             return false;
         };
@@ -486,17 +669,24 @@ impl Bss {
             s.retry.pop_front();
             e.backlog -= 1;
         }
-        while s.window_open(window) {
+        if firmware {
+            take_from_ring(
+                &mut agg,
+                s,
+                &mut e.backlog,
+                window,
+                &framing,
+                e.backoff.ac,
+                out.pkts,
+            );
+        }
+        while !firmware && s.window_open(window) {
             let pkt = match s.held.take() {
                 Some(p) => p,
                 None => {
-                    let before = out.pkts.dropped().len();
-                    let got = s.txq.dequeue(out.pkts, now);
-                    txq_drops(&mut e.backlog, stats, out, before);
-                    let Some(p) = got else { break };
-                    if record {
-                        stats.txq_sojourn.record(now - out.pkts[p].enqueued);
-                    }
+                    let Some(p) = dequeue(s, &mut e.backlog, stats, out, now, record) else {
+                        break;
+                    };
                     p
                 }
             };
@@ -569,13 +759,20 @@ impl Bss {
                     }
                     for &ei in &losers[..nl] {
                         self.stats[node].collisions += 1;
-                        self.fail_head(ei, out);
+                        self.fail_head(ei, t, out);
                     }
                 }
             }
         }
         if self.tx.is_empty() {
             return;
+        }
+        if self.firmware() {
+            // The firmware completes the A-MPDU as it wins the medium, from everything of the
+            // destination it holds.
+            for i in 0..self.tx.len() {
+                self.top_up(self.tx[i], out);
+            }
         }
         let (mut longest, mut response) = (0, 0);
         for &ei in &self.tx {
@@ -590,6 +787,9 @@ impl Bss {
             stats.airtime += head.airtime + ac_response;
             if t >= self.record_from {
                 stats.ampdu_size.record(head.mpdus.len() as u64);
+                stats
+                    .mcs
+                    .record(self.links[link(e.node, head.dest)].phy.mcs as u64);
             }
             if self.tx.len() > 1 {
                 stats.collisions += 1;
@@ -619,14 +819,26 @@ impl Bss {
         if let [ei] = self.tx[..] {
             let e = &mut self.edcafs[ei];
             let agg = &mut e.hw[0];
+            let rx_irq = self.driver.rx;
+            let dest = &mut self.node[agg.dest];
+            let up = if rx_irq.is_immediate() {
+                &mut *out.delivered
+            } else {
+                &mut dest.rx_items
+            };
+            let before = up.len();
             if let Some(s) = e.sessions[agg.dest].as_deref_mut() {
                 for m in agg.mpdus.iter_mut() {
                     m.ok = !self.rng.chance(self.error_rate);
                     if m.ok {
                         acked = true;
-                        s.receive(m.seq, m.pkt, self.window, out.delivered);
+                        s.receive(m.seq, m.pkt, self.window, up);
                     }
                 }
+            }
+            let n = (up.len() - before) as u32;
+            if !rx_irq.is_immediate() && n > 0 {
+                dest.rx.push_back((ppdu_end + rx_irq.delay.0, n));
             }
         }
         self.medium = Medium::Busy {
@@ -643,9 +855,9 @@ impl Bss {
         for i in 0..self.tx.len() {
             let ei = self.tx[i];
             if acked {
-                self.complete_head(ei, out);
+                self.complete_head(ei, end, out);
             } else {
-                self.fail_head(ei, out);
+                self.fail_head(ei, end, out);
             }
             let e = &mut self.edcafs[ei];
             if !e.hw.is_empty() {
@@ -664,26 +876,29 @@ impl Bss {
         }
     }
 
-    /// A Block Ack arrived for EDCAF `ei`'s head aggregate: complete the acknowledged MPDUs,
-    /// queue the others for retransmission or drop them at the retry limit.
-    fn complete_head(&mut self, ei: usize, out: &mut WifiOut) {
+    /// A Block Ack arrived at `end` for EDCAF `ei`'s head aggregate: the acknowledged MPDUs
+    /// are settled, the others queued for retransmission or dropped at the retry limit; the
+    /// hardware posts the aggregate's TX status.
+    fn complete_head(&mut self, ei: usize, end: Nanos, out: &mut WifiOut) {
         let limit = self.retry_limit;
         let e = &mut self.edcafs[ei];
         let stats = &mut self.stats[e.node];
         let Some(mut agg) = e.hw.pop_front() else {
             return;
         };
+        let mut staged = std::mem::take(&mut self.staged);
         if let Some(s) = e.sessions[agg.dest].as_deref_mut() {
             let mut discarded = false;
             for m in agg.mpdus.iter_mut() {
                 if m.ok {
                     s.settle(m.seq);
-                    out.completed.extend(m.tsq);
+                    staged.push((m.tsq, m.queued, true));
                     stats.mpdus_acked += 1;
                     stats.bytes_acked += m.size as Bytes;
                     continue;
                 }
-                if count_failure(m, limit, s, stats, out) {
+                if count_failure(m, limit, s, stats, out.pkts) {
+                    staged.push((m.tsq, m.queued, false));
                     discarded = true;
                 } else {
                     s.requeue(*m);
@@ -697,26 +912,32 @@ impl Bss {
         agg.clear();
         e.spare.push(agg);
         e.backoff.reset();
+        self.staged = staged;
+        self.post_status(ei, end, true, out);
         self.draw_backoff(ei);
     }
 
-    /// EDCAF `ei`'s head aggregate got no Block Ack (collision, internal collision, or every
-    /// MPDU lost): each MPDU counts a failure; those past the retry limit are dropped, the rest
-    /// stay in the aggregate for the next attempt with a doubled contention window.
-    fn fail_head(&mut self, ei: usize, out: &mut WifiOut) {
-        let (limit, framing) = (self.retry_limit, self.framing);
+    /// EDCAF `ei`'s head aggregate got no Block Ack at `t` (collision, internal collision, or
+    /// every MPDU lost): each MPDU counts a failure; those past the retry limit are dropped
+    /// (and reported in a TX status), the rest stay in the aggregate for the next attempt with
+    /// a doubled contention window.
+    fn fail_head(&mut self, ei: usize, t: Nanos, out: &mut WifiOut) {
+        let limit = self.retry_limit;
         let e = &mut self.edcafs[ei];
         let stats = &mut self.stats[e.node];
         let Some(agg) = e.hw.front_mut() else {
             return;
         };
+        let framing = self.links[link(e.node, agg.dest)];
         let Some(s) = e.sessions[agg.dest].as_deref_mut() else {
             return;
         };
         let mut discarded = false;
         let mut i = 0;
         while i < agg.mpdus.len() {
-            if count_failure(&mut agg.mpdus[i], limit, s, stats, out) {
+            let m = &mut agg.mpdus[i];
+            if count_failure(m, limit, s, stats, out.pkts) {
+                self.staged.push((m.tsq, m.queued, false));
                 agg.mpdus.remove(i);
                 discarded = true;
             } else {
@@ -728,7 +949,8 @@ impl Bss {
             agg.recount();
             agg.airtime = framing.airtime(agg, e.backoff.ac, out.pkts);
         }
-        if agg.mpdus.is_empty() {
+        let emptied = agg.mpdus.is_empty();
+        if emptied {
             if let Some(mut empty) = e.hw.pop_front() {
                 empty.clear();
                 e.spare.push(empty);
@@ -737,18 +959,159 @@ impl Bss {
         } else {
             e.backoff.fail();
         }
+        if discarded {
+            self.post_status(ei, t, emptied, out);
+        }
         self.draw_backoff(ei);
+    }
+
+    /// The hardware posts, at `t` plus the driver's delay, the TX status of the MPDUs of EDCAF
+    /// `ei` staged in `self.staged`; `slot`: it reports an aggregate that left the hardware
+    /// queue. Without TX-status moderation the host takes it at once.
+    fn post_status(&mut self, ei: usize, t: Nanos, slot: bool, out: &mut WifiOut) {
+        let node = self.edcafs[ei].node;
+        let record = t >= self.record_from;
+        let irq = self.driver.tx_status;
+        if irq.is_immediate() {
+            let stats = &mut self.stats[node];
+            for &(tsq, queued, acked) in &self.staged {
+                out.completed.extend(tsq);
+                if acked && record {
+                    stats.tx_completion.record(t - queued);
+                }
+            }
+            if self.firmware() {
+                self.node[node].in_fw -= self.staged.len() as u32;
+            }
+            self.staged.clear();
+            return;
+        }
+        let slot = slot && !self.firmware();
+        let n = &mut self.node[node];
+        let items = self.staged.len() as u32;
+        n.tx_items.extend(self.staged.drain(..));
+        n.tx.push_back(Status {
+            posted: t + irq.delay.0,
+            ei: ei as u32,
+            frames: items,
+            items,
+            slot,
+        });
+        if slot {
+            self.edcafs[ei].unreported += 1;
+        }
+    }
+
+    /// The next interrupt of any node: a TX status or received frames handed to the host.
+    fn next_interrupt(&self) -> Option<Nanos> {
+        let (tx, rx) = (self.driver.tx_status, self.driver.rx);
+        self.node
+            .iter()
+            .flat_map(|n| {
+                [
+                    tx.fire(n.tx.iter().map(|s| s.posted)).map(|f| f.0),
+                    rx.fire(n.rx.iter().map(|r| r.0)).map(|f| f.0),
+                ]
+            })
+            .flatten()
+            .min()
+    }
+
+    /// Every interrupt due by `now`: TX statuses complete their packets (and free hardware
+    /// queue slots or firmware ring entries), received frames go up the stack.
+    fn interrupts(&mut self, now: Nanos, out: &mut WifiOut) {
+        let (tx, rx) = (self.driver.tx_status, self.driver.rx);
+        for node in 0..self.nodes {
+            while let Some((fire, k)) = tx.fire(self.node[node].tx.iter().map(|s| s.posted)) {
+                if fire > now {
+                    break;
+                }
+                let record = fire >= self.record_from;
+                for _ in 0..k {
+                    let Some(st) = self.node[node].tx.pop_front() else {
+                        break;
+                    };
+                    let n = &mut self.node[node];
+                    for _ in 0..st.items {
+                        let Some((tsq, queued, acked)) = n.tx_items.pop_front() else {
+                            break;
+                        };
+                        out.completed.extend(tsq);
+                        if acked && record {
+                            self.stats[node].tx_completion.record(fire - queued);
+                        }
+                    }
+                    if self.driver.aggregation == Aggregation::Firmware {
+                        n.in_fw -= st.frames;
+                    }
+                    if st.slot {
+                        self.edcafs[st.ei as usize].unreported -= 1;
+                    }
+                }
+            }
+            while let Some((fire, k)) = rx.fire(self.node[node].rx.iter().map(|r| r.0)) {
+                if fire > now {
+                    break;
+                }
+                let n = &mut self.node[node];
+                for _ in 0..k {
+                    let Some((_, count)) = n.rx.pop_front() else {
+                        break;
+                    };
+                    for _ in 0..count {
+                        if let Some(p) = n.rx_items.pop_front() {
+                            out.delivered.push_back(p);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Index of the link (the station's framing) between `node` and `dest`.
+fn link(node: usize, dest: usize) -> usize {
+    if node == 0 {
+        dest
+    } else {
+        node
+    }
+}
+
+/// Firmware aggregation: move packets of session `s` from the firmware's ring into `agg`,
+/// numbering them, while they fit and the Block Ack window allows.
+fn take_from_ring(
+    agg: &mut Aggregate,
+    s: &mut Session,
+    backlog: &mut usize,
+    window: u32,
+    framing: &Framing,
+    ac: Ac,
+    pkts: &mut Packets,
+) {
+    while s.window_open(window) {
+        let Some(&pkt) = s.fw.front() else {
+            break;
+        };
+        if !framing.fits(agg, pkts[pkt].size, ac) {
+            break;
+        }
+        s.fw.pop_front();
+        let p = &mut pkts[pkt];
+        p.hop += 1;
+        agg.push(s.number(pkt, p));
+        *backlog -= 1;
     }
 }
 
 /// MPDU `m` failed once more: count it, and past the retry limit drop it (settling its
-/// sequence number and reporting its completion). True if it was dropped.
+/// sequence number). True if it was dropped; its TX status is for the caller to post.
 fn count_failure(
     m: &mut Mpdu,
     limit: u32,
     s: &mut Session,
     stats: &mut NodeStats,
-    out: &mut WifiOut,
+    pkts: &mut Packets,
 ) -> bool {
     m.retries = m.retries.saturating_add(1);
     stats.mpdu_retries += 1;
@@ -757,9 +1120,28 @@ fn count_failure(
     }
     s.settle(m.seq);
     stats.retry_drops += 1;
-    out.completed.extend(m.tsq);
-    out.pkts.drop_packet(m.pkt);
+    pkts.drop_packet(m.pkt);
     true
+}
+
+/// The driver takes the next packet from session `s`'s TXQ: account what the TXQ dropped on
+/// the way (AQM) and record the packet's sojourn.
+fn dequeue(
+    s: &mut Session,
+    backlog: &mut usize,
+    stats: &mut NodeStats,
+    out: &mut WifiOut,
+    now: Nanos,
+    record: bool,
+) -> Option<PacketRef> {
+    let before = out.pkts.dropped().len();
+    let got = s.txq.dequeue(out.pkts, now);
+    txq_drops(backlog, stats, out, before);
+    let p = got?;
+    if record {
+        stats.txq_sojourn.record(now - out.pkts[p].enqueued);
+    }
+    Some(p)
 }
 
 /// Account the packets a TXQ dropped: those listed in `out.pkts.dropped()[before..]`.

@@ -44,6 +44,7 @@
 //! [`Timer`]: crate::sim::Timer
 
 mod bss;
+pub mod driver;
 pub mod edca;
 pub mod phy;
 pub mod txq;
@@ -56,6 +57,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 pub use bss::Bss;
+pub use driver::{Aggregation, Driver, DriverKind, DriverSpec, Irq, Wake};
 pub use edca::Ac;
 pub use phy::{ChipsetSpec, Phy, PhySpec, Preset, Standard, PRESETS};
 pub use txq::TxqSpec;
@@ -65,8 +67,6 @@ use crate::net::packet::{PacketRef, Packets};
 use crate::parse::{Dur, Rate, Size};
 use crate::units::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 
-/// Aggregates the driver keeps in a hardware queue (ath9k `ATH_AGGR_MIN_QDEPTH`).
-pub const HW_QUEUE_DEPTH: u32 = 2;
 /// Longest PPDU, the 4 ms TXOP/PPDU limit ath9k and ath10k aggregate to.
 pub const AIRTIME_CAP: Nanos = 4 * NSEC_PER_MSEC;
 /// Longest PPDU an L-SIG can announce (aPPDUMaxTime of the HT, VHT and HE PHYs): 5.484 ms.
@@ -82,8 +82,6 @@ pub const ANALYTIC_L_OH: u64 = 48;
 /// counts cannot overflow.
 const ANALYTIC_MAX_T_OH: Nanos = NSEC_PER_SEC;
 const ANALYTIC_MAX_L_OH: u64 = 1 << 20;
-/// Most aggregates a hardware queue may be given.
-const MAX_HW_QUEUE_DEPTH: u32 = 1024;
 
 fn analytic_t_oh() -> Dur {
     Dur(ANALYTIC_T_OH)
@@ -113,9 +111,6 @@ pub enum MacMode {
     },
 }
 
-fn hw_queue_depth() -> u32 {
-    HW_QUEUE_DEPTH
-}
 fn airtime_cap() -> Dur {
     Dur(AIRTIME_CAP)
 }
@@ -136,9 +131,14 @@ pub struct WifiSpec {
     /// "fq_codel" (mac80211, default), "pfifo", or a table with `kind` and parameters.
     #[serde(default, deserialize_with = "name_or_table")]
     pub txq: TxqSpec,
-    /// Aggregates the driver holds per hardware queue; default 2.
-    #[serde(default = "hw_queue_depth")]
-    pub hw_queue_depth: u32,
+    /// The driver: a family's name ("generic", "ath9k", "ath9k_htc", "ath10k", "iwlwifi") or a
+    /// table with `kind` and the values to change (see [`driver`]); default the chipset's.
+    #[serde(default, deserialize_with = "driver_name_or_table")]
+    pub driver: DriverSpec,
+    /// Aggregates a host-aggregation driver keeps per hardware queue; default the driver's
+    /// (ath9k and generic: 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw_queue_depth: Option<u32>,
     /// Longest PPDU; default 4 ms.
     #[serde(default = "airtime_cap")]
     pub airtime_cap: Dur,
@@ -148,6 +148,13 @@ pub struct WifiSpec {
     /// Block Ack window, MPDUs; default the standard's (HT/VHT 64, HE 256).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ba_window: Option<u32>,
+    /// MCS (per stream) of every link, in place of the chipset's; default the chipset's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcs: Option<u32>,
+    /// MCS of each station's link (both directions), station 1 first; stations beyond the
+    /// list use `mcs`. Rate control is not modelled: a link keeps its MCS.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub station_mcs: Vec<u32>,
     /// Probability that an MPDU is received in error, independently; default 0.
     #[serde(default)]
     pub mpdu_error_rate: f64,
@@ -173,10 +180,13 @@ impl Default for WifiSpec {
         WifiSpec {
             chipset: ChipsetSpec::default(),
             txq: TxqSpec::default(),
-            hw_queue_depth: HW_QUEUE_DEPTH,
+            driver: DriverSpec::default(),
+            hw_queue_depth: None,
             airtime_cap: airtime_cap(),
             max_ampdu_len: None,
             ba_window: None,
+            mcs: None,
+            station_mcs: Vec::new(),
             mpdu_error_rate: 0.0,
             retry_limit: RETRY_LIMIT,
             mac: MacMode::Edca,
@@ -192,16 +202,39 @@ impl WifiSpec {
         self.chipset.resolve()
     }
 
+    /// The PHY of station `sta`'s link (1-based; 0: the default link), with the MCS the
+    /// scenario gives it.
+    pub fn link_phy(&self, sta: usize) -> Result<Phy, String> {
+        let chosen = sta
+            .checked_sub(1)
+            .and_then(|i| self.station_mcs.get(i).copied())
+            .map(|m| (m, format!("station_mcs[{}]", sta - 1)))
+            .or(self.mcs.map(|m| (m, "mcs".to_string())));
+        let Some((mcs, field)) = chosen else {
+            return self.phy();
+        };
+        let spec = PhySpec {
+            mcs,
+            ..self.chipset.spec()?
+        };
+        spec.resolve()
+            .map_err(|e| e.replacen("chipset.mcs", &field, 1))
+    }
+
+    /// The driver, resolved from the chipset and the overrides.
+    pub fn driver(&self) -> Result<Driver, String> {
+        self.driver.resolve(&self.chipset, self.hw_queue_depth)
+    }
+
     /// Check every field; errors name the field, the value and what is expected.
     pub fn validate(&self) -> Result<(), String> {
         self.phy()?;
-        self.txq.validate()?;
-        if self.hw_queue_depth == 0 || self.hw_queue_depth > MAX_HW_QUEUE_DEPTH {
-            return Err(format!(
-                "hw_queue_depth = {}: expected 1 to {MAX_HW_QUEUE_DEPTH} aggregates",
-                self.hw_queue_depth
-            ));
+        self.link_phy(0)?;
+        for sta in 1..=self.station_mcs.len() {
+            self.link_phy(sta)?;
         }
+        self.txq.validate()?;
+        self.driver()?;
         if self.airtime_cap.0 == 0 || self.airtime_cap.0 > PPDU_MAX_TIME {
             return Err(format!(
                 "airtime_cap = \"{}ns\": expected a positive duration of at most 5.484 ms \
@@ -267,6 +300,28 @@ fn name_or_table<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result
     d.deserialize_any(V(PhantomData))
 }
 
+/// A driver from a family's name or a table.
+fn driver_name_or_table<'de, D: Deserializer<'de>>(d: D) -> Result<DriverSpec, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = DriverSpec;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a driver name or a table with `kind` and values to change")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<DriverSpec, E> {
+            let kind = DriverKind::deserialize(de::value::StrDeserializer::<E>::new(v))?;
+            Ok(DriverSpec {
+                kind: Some(kind),
+                ..DriverSpec::default()
+            })
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DriverSpec, A::Error> {
+            DriverSpec::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(V)
+}
+
 /// Where a BSS puts what it produces.
 pub struct WifiOut<'a> {
     /// The packets; those dropped (TXQ overflow or AQM, and the retry limit) are listed in
@@ -290,6 +345,12 @@ pub struct NodeStats {
     /// Time packets spent in the TXQ, ns, at the moment the driver took them, from
     /// `record_from` on.
     pub txq_sojourn: Histogram,
+    /// MCS (per stream) of every PPDU sent, from `record_from` on.
+    pub mcs: Histogram,
+    /// TX-completion latency, ns: from a packet's arrival at the radio to the host's
+    /// processing of its TX status (when TCP Small Queues releases it), acknowledged packets
+    /// from `record_from` on.
+    pub tx_completion: Histogram,
     /// Medium time of this node's transmissions: PPDUs plus SIFS and Block Ack (EDCA), or
     /// TxTw (analytic), collisions included.
     pub airtime: Nanos,
@@ -340,7 +401,9 @@ mod spec_tests {
         let spec = toml_spec("").unwrap();
         assert_eq!(spec, WifiSpec::default());
         assert_eq!(spec.chipset, ChipsetSpec::Preset("ath9k".into()));
-        assert_eq!(spec.hw_queue_depth, 2);
+        assert_eq!(spec.hw_queue_depth, None);
+        assert_eq!(spec.driver().unwrap().hw_queue_depth, 2);
+        assert_eq!(spec.driver().unwrap().kind, DriverKind::Ath9k);
         assert_eq!(spec.airtime_cap, Dur(4_000_000));
         assert_eq!(spec.retry_limit, 30);
         assert!(spec.wmm);

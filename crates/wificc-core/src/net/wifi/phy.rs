@@ -478,6 +478,11 @@ pub fn preset(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == name)
 }
 
+/// Never called: `resolve` fails first for an unknown preset.
+fn unreachable_phy() -> PhySpec {
+    PRESETS[0].phy
+}
+
 /// The chipset of a BSS: a preset's name or a custom PHY table.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChipsetSpec {
@@ -499,6 +504,17 @@ impl ChipsetSpec {
         match self {
             ChipsetSpec::Preset(name) => preset(name).is_some_and(|p| p.aggregates_vo),
             ChipsetSpec::Custom(_) => false,
+        }
+    }
+
+    /// The PHY table of this chipset (a preset's, or the custom one).
+    pub fn spec(&self) -> Result<PhySpec, String> {
+        match self {
+            ChipsetSpec::Preset(name) => match preset(name) {
+                Some(p) => Ok(p.phy),
+                None => self.resolve().map(|_| unreachable_phy()),
+            },
+            ChipsetSpec::Custom(spec) => Ok(*spec),
         }
     }
 

@@ -12,7 +12,9 @@ use std::collections::{BinaryHeap, VecDeque};
 use super::*;
 use crate::net::packet::{Kind, Packet, PacketRef, Packets};
 use crate::net::wifi::edca::{ACS, DSCP_EF};
-use crate::net::wifi::{ChipsetSpec, MacMode, WifiSpec, PRESETS};
+use crate::net::wifi::{
+    ChipsetSpec, DriverKind, DriverSpec, Irq, MacMode, Wake, WifiSpec, PRESETS,
+};
 use crate::parse::{Dur, Rate, Size};
 use crate::sim::Rng;
 use crate::units::{Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
@@ -217,10 +219,17 @@ impl Sim {
     }
 }
 
+/// `chipset` with the generic driver (a 2-aggregate hardware queue filled after each burst,
+/// TX status at the Block Ack) and a deep FIFO TXQ: the MAC's own timing, which these tests
+/// pin; the drivers' rules have tests of their own below.
 fn spec(chipset: &str) -> WifiSpec {
     WifiSpec {
         chipset: ChipsetSpec::Preset(chipset.into()),
         txq: TxqSpec::Pfifo { limit: 10_000 },
+        driver: DriverSpec {
+            kind: Some(DriverKind::Generic),
+            ..DriverSpec::default()
+        },
         ..WifiSpec::default()
     }
 }
@@ -396,7 +405,7 @@ fn aggregate_size_is_the_backlog_at_build_time_within_the_limits() {
     // HT's 65,535-byte A-MPDU: 42 subframes (42 x 1544 - 2 = 64846 B; 43 would be 66390 B).
     let mut s = Sim::new(
         &WifiSpec {
-            hw_queue_depth: 1,
+            hw_queue_depth: Some(1),
             ..spec("ath9k")
         },
         1,
@@ -410,7 +419,7 @@ fn aggregate_size_is_the_backlog_at_build_time_within_the_limits() {
     let mut s = Sim::new(
         &WifiSpec {
             airtime_cap: Dur(NSEC_PER_MSEC),
-            hw_queue_depth: 1,
+            hw_queue_depth: Some(1),
             ..spec("ath9k")
         },
         1,
@@ -424,7 +433,7 @@ fn aggregate_size_is_the_backlog_at_build_time_within_the_limits() {
     let mut s = Sim::new(
         &WifiSpec {
             max_ampdu_len: Some(Size(10_000)),
-            hw_queue_depth: 1,
+            hw_queue_depth: Some(1),
             ..spec("ath9k")
         },
         1,
@@ -443,7 +452,7 @@ fn hardware_queue_depth_decides_when_aggregates_are_built() {
     let script = |depth| {
         let mut s = Sim::new(
             &WifiSpec {
-                hw_queue_depth: depth,
+                hw_queue_depth: Some(depth),
                 ..spec("ath9k")
             },
             1,
@@ -631,7 +640,7 @@ fn lost_mpdus_are_retransmitted_first_within_the_block_ack_window() {
     let mut s = Sim::new(
         &WifiSpec {
             ba_window: Some(16),
-            hw_queue_depth: 1,
+            hw_queue_depth: Some(1),
             mpdu_error_rate: 0.5,
             ..spec("ath9k")
         },
@@ -776,7 +785,7 @@ fn the_ap_serves_its_stations_in_turn() {
     // Two bursts queued at the AP for two stations: aggregates alternate destinations.
     let mut s = Sim::new(
         &WifiSpec {
-            hw_queue_depth: 1,
+            hw_queue_depth: Some(1),
             ..spec("ath10k")
         },
         2,
@@ -808,7 +817,7 @@ fn stale_wakeups_are_harmless() {
     // A packet arriving while the hardware queue is full asks for no wake-up.
     let mut s = Sim::new(
         &WifiSpec {
-            hw_queue_depth: 1,
+            hw_queue_depth: Some(1),
             ..spec("ath9k")
         },
         1,
@@ -853,7 +862,11 @@ fn analytic_mac_delivers_thr_k() {
         chipset: ChipsetSpec::Preset("ax201".into()),
         txq: TxqSpec::Pfifo { limit: 10_000 },
         ba_window: Some(1024),
-        hw_queue_depth: 1,
+        hw_queue_depth: Some(1),
+        driver: DriverSpec {
+            kind: Some(DriverKind::Generic),
+            ..DriverSpec::default()
+        },
         mac: MacMode::Analytic {
             t_oh: Dur(500 * US),
             l_oh: Size(48),
@@ -906,7 +919,7 @@ fn saturated_goodput_per_preset_matches_an_airtime_budget() {
         let run = |window: Option<u32>, keep: usize, cycles: usize| {
             let mut s = Sim::new(
                 &WifiSpec {
-                    hw_queue_depth: 1,
+                    hw_queue_depth: Some(1),
                     ba_window: window,
                     ..spec(name)
                 },
@@ -975,7 +988,7 @@ fn two_saturated_stations_share_airtime_equally() {
 fn statistics_count_sizes_and_sojourn_from_the_warmup() {
     let mut s = Sim::new(
         &WifiSpec {
-            hw_queue_depth: 1,
+            hw_queue_depth: Some(1),
             ..spec("ath9k")
         },
         1,
@@ -1034,7 +1047,7 @@ fn txop_limits_bound_voice_and_video_aggregates() {
     let phy = spec("ath10k").phy().unwrap();
     let response = SIFS + block_ack_time(64);
     let cap = 4 * NSEC_PER_MSEC;
-    let f = Framing::new(phy, Mode::Edca, 1_048_575, cap, 64, true);
+    let f = Framing::new(phy, Mode::Edca, 1_048_575, cap, 64, true, 0);
     for (ac, limit) in [
         (Ac::Vo, 1_504_000),
         (Ac::Vi, 3_008_000),
@@ -1050,4 +1063,224 @@ fn txop_limits_bound_voice_and_video_aggregates() {
     }
     assert!(f.max_psdu[Ac::Vo as usize] < f.max_psdu[Ac::Vi as usize]);
     assert!(f.max_psdu[Ac::Vi as usize] < f.max_psdu[Ac::Be as usize]);
+}
+
+// ----- Drivers -----
+
+/// `chipset` with its own driver, a deep FIFO TXQ, and `f` applied to the driver spec.
+fn with_driver(chipset: &str, f: impl FnOnce(&mut DriverSpec)) -> WifiSpec {
+    let mut spec = WifiSpec {
+        chipset: ChipsetSpec::Preset(chipset.into()),
+        txq: TxqSpec::Pfifo { limit: 10_000 },
+        ..WifiSpec::default()
+    };
+    f(&mut spec.driver);
+    spec
+}
+
+#[test]
+fn ath9k_builds_an_aggregate_for_each_frame_while_its_hardware_queue_has_room() {
+    // The 3 segments of one skb reach ath9k one by one; each wake-up finds the hardware queue
+    // with room for 0, 1 aggregates: the first two leave as single-MPDU PPDUs, the third waits
+    // for the first one's TX status and goes alone too.
+    let mut s = Sim::new(&with_driver("ath9k", |_| {}), 1, 1);
+    s.send(1, 0, 3, 0);
+    s.run_until(10 * NSEC_PER_MSEC);
+    assert_eq!(s.sizes(), vec![1, 1, 1]);
+    // 5 segments: 1, 1, then the 3 queued behind them in one aggregate.
+    let mut s = Sim::new(&with_driver("ath9k", |_| {}), 1, 1);
+    s.send(1, 0, 5, 0);
+    s.run_until(10 * NSEC_PER_MSEC);
+    assert_eq!(s.sizes(), vec![1, 1, 3]);
+    // The generic driver waits for the burst: one aggregate of 5.
+    let mut s = Sim::new(&spec("ath9k"), 1, 1);
+    s.send(1, 0, 5, 0);
+    s.run_until(10 * NSEC_PER_MSEC);
+    assert_eq!(s.sizes(), vec![5]);
+    assert_eq!(s.delivered_seqs(), (0..5).collect::<Vec<_>>());
+}
+
+#[test]
+fn ath9k_aggregates_hold_at_most_half_the_block_ack_window() {
+    // Woken once for a burst of 40 (as if per burst), ath9k's aggregate stops at 32 MPDUs
+    // (ath_tx_form_aggr: h_baw = 64 / 2); the 33rd starts the second.
+    let mut s = Sim::new(
+        &with_driver("ath9k", |d| d.wake = Some(Wake::PerBurst)),
+        1,
+        1,
+    );
+    s.send(1, 0, 40, 0);
+    s.run_until(20 * NSEC_PER_MSEC);
+    assert_eq!(s.sizes(), vec![32, 8]);
+}
+
+#[test]
+fn a_hardware_queue_slot_is_freed_when_the_host_processes_the_tx_status() {
+    // ath9k with a 300 us TX status delay and one slot: the 4 packets queued while A (1 MPDU)
+    // is out go only once A's status is processed, 300 us after its Block Ack, and A's
+    // completion reaches the host then.
+    let spec = WifiSpec {
+        hw_queue_depth: Some(1),
+        ..with_driver("ath9k", |d| {
+            d.tx_status = Some(Irq {
+                delay: Dur(300 * US),
+                ..Irq::default()
+            })
+        })
+    };
+    let mut s = Sim::new(&spec, 1, 1);
+    s.truesize = 1000;
+    s.send(1, 0, 1, 0);
+    s.run_until(50 * US);
+    s.send(1, 0, 4, 0);
+    s.run_until(300 * US);
+    assert_eq!(s.log.len(), 1);
+    let a_end = s.log[0].end;
+    assert!(a_end < 300 * US);
+    s.run_until(a_end + 300 * US - 1);
+    assert!(s.completed.is_empty(), "{:?}", s.completed);
+    assert_eq!(s.log.len(), 1);
+    s.run_until(a_end + 300 * US);
+    assert_eq!(s.completed, vec![(1, 1000)]);
+    s.run_until(10 * NSEC_PER_MSEC);
+    assert_eq!(s.sizes(), vec![1, 4]);
+    assert!(s.log[1].start >= a_end + 300 * US);
+    let lat = &s.bss.stats().nodes[1].tx_completion;
+    assert_eq!(lat.count(), 5);
+}
+
+#[test]
+fn rx_mitigation_holds_received_frames_until_the_interrupt() {
+    // ath9k on AR9003: rimt_last 500 us, rimt_first 2000 us. A single MPDU reaches the host
+    // 500 us after its PPDU ends.
+    let mut s = Sim::new(&with_driver("ath9k", |_| {}), 1, 1);
+    s.send(1, 0, 1, 0);
+    s.run_until(10 * NSEC_PER_MSEC);
+    assert_eq!(s.arrivals.len(), 1);
+    assert_eq!(s.arrivals[0].0, s.log[0].ppdu_end + 500 * US);
+    // Frames arriving every 400 us keep pushing the last timer; the first timer ends it 2 ms
+    // after the first posting.
+    let spec = with_driver("ath9k", |d| d.wake = Some(Wake::PerBurst));
+    let mut s = Sim::new(&spec, 1, 1);
+    s.script(
+        &(0..8).map(|i| (i * 400 * US, 1, 1, 0)).collect::<Vec<_>>(),
+        20 * NSEC_PER_MSEC,
+    );
+    let first_end = s.log[0].ppdu_end;
+    let batch: Vec<Nanos> = s.arrivals.iter().map(|a| a.0).collect();
+    assert_eq!(batch[0], first_end + 2000 * US);
+    let in_first = batch.iter().filter(|&&t| t == batch[0]).count();
+    assert_eq!(
+        in_first,
+        s.log
+            .iter()
+            .filter(|l| l.ppdu_end <= first_end + 2000 * US)
+            .count()
+    );
+}
+
+#[test]
+fn firmware_aggregates_at_transmit_time_from_its_ring() {
+    // ath10k: one packet readies an aggregate; 10 more arrive before it wins the medium
+    // (43 us) and go in the same A-MPDU, which the firmware completes as it transmits.
+    let mut s = Sim::new(&with_driver("ath10k", |_| {}), 1, 1);
+    s.send(1, 0, 1, 0);
+    s.run_until(20 * US);
+    s.send(1, 0, 10, 0);
+    s.run_until(10 * NSEC_PER_MSEC);
+    assert_eq!(s.sizes(), vec![11]);
+    assert_eq!(s.delivered_seqs(), (0..11).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_firmware_ring_holds_frames_until_their_completion_is_processed() {
+    // A ring of 4 and a 1 ms completion delay: 10 packets, the first 4 in the ring, 6 in the
+    // TXQ. The first A-MPDU holds 4; the next ones can only be handed over once its
+    // completion has been processed, 1 ms after its Block Ack.
+    let spec = with_driver("ath10k", |d| {
+        d.ring = Some(4);
+        d.tx_status = Some(Irq {
+            delay: Dur(NSEC_PER_MSEC),
+            ..Irq::default()
+        });
+    });
+    let mut s = Sim::new(&spec, 1, 1);
+    s.truesize = 500;
+    s.send(1, 0, 10, 0);
+    s.run_until(20 * NSEC_PER_MSEC);
+    assert_eq!(s.sizes(), vec![4, 4, 2]);
+    assert!(s.log[1].start >= s.log[0].end + NSEC_PER_MSEC);
+    assert_eq!(s.completed.len(), 10);
+}
+
+#[test]
+fn iwlwifi_coalesces_block_ack_notifications() {
+    // The coalescing timer (2048 us from the first pending notification) hands the host the
+    // statuses of every exchange that ended within it in one interrupt.
+    let mut s = Sim::new(&with_driver("ax201", |_| {}), 1, 1);
+    s.truesize = 100;
+    s.script(
+        &(0..6).map(|i| (i * 500 * US, 1, 2, 0)).collect::<Vec<_>>(),
+        20 * NSEC_PER_MSEC,
+    );
+    let first_ba = s.log[0].end;
+    let lat = &s.bss.stats().nodes[1].tx_completion;
+    assert_eq!(lat.count(), 12);
+    // The first two packets waited for the whole timer after their Block Ack.
+    assert!(lat.quantile(1.0).unwrap() as u64 >= 2048 * US);
+    assert!(first_ba < 2048 * US);
+}
+
+#[test]
+fn each_station_link_uses_its_own_mcs() {
+    // ath9k (HT40, 2 streams, short GI) with station 2 at MCS 0: N_DBPS = 2 x 108 x 1 x 1/2
+    // = 108; a 1542-byte PSDU is 12358 bits, 115 symbols, 414 us -> 416 us; PPDU 456 us.
+    // Station 1 keeps MCS 7: 84 us (see the emulator's timing test).
+    let spec = WifiSpec {
+        station_mcs: vec![7, 0],
+        ..spec("ath9k")
+    };
+    let mut s = Sim::new(&spec, 2, 1);
+    s.send(1, 0, 1, 0);
+    s.run_until(NSEC_PER_MSEC);
+    s.send(2, 0, 1, 0);
+    s.run_until(3 * NSEC_PER_MSEC);
+    let airtimes: Vec<Nanos> = s.log.iter().map(|t| t.ppdu_end - t.start).collect();
+    assert_eq!(airtimes, vec![84 * US, 456 * US]);
+    let st = s.bss.stats();
+    assert_eq!(st.nodes[2].mcs.quantile(0.5), Some(0.0));
+    assert_eq!(st.nodes[1].mcs.quantile(0.5), Some(7.0));
+    // The AP's frames to station 2 use station 2's MCS too.
+    s.send(0, 2, 1, 0);
+    s.run_until(6 * NSEC_PER_MSEC);
+    let last = s.log.last().unwrap();
+    assert_eq!((last.who[0].0, last.ppdu_end - last.start), (0, 456 * US));
+}
+
+#[test]
+fn link_mcs_values_are_checked() {
+    let bad = WifiSpec {
+        station_mcs: vec![7, 8],
+        ..spec("ath9k")
+    };
+    assert_eq!(
+        bad.validate().unwrap_err(),
+        "station_mcs[1] = 8: expected an MCS of 0 to 7 per stream for HT"
+    );
+    let bad = WifiSpec {
+        mcs: Some(12),
+        ..spec("ax201")
+    };
+    assert_eq!(
+        bad.validate().unwrap_err(),
+        "mcs = 12: expected an MCS of 0 to 11 per stream for HE"
+    );
+    let too_many = WifiSpec {
+        station_mcs: vec![1, 2, 3],
+        ..spec("ath9k")
+    };
+    assert_eq!(
+        Bss::new(&too_many, 2, Rng::new(1, STREAM)).unwrap_err(),
+        "station_mcs: 3 entries for 2 station(s): expected at most one per station"
+    );
 }

@@ -228,6 +228,8 @@ pub struct Mpdu {
     pub retries: u32,
     /// Received correctly in the PPDU that just ended.
     pub ok: bool,
+    /// When the packet entered the radio's TXQ (for the TX-completion latency).
+    pub queued: Nanos,
 }
 
 /// Words of the outstanding-MPDU bitmap: one bit per sequence number modulo 1024.
@@ -241,6 +243,9 @@ pub struct Session {
     pub held: Option<PacketRef>,
     /// MPDUs to retransmit, in sequence order.
     pub retry: VecDeque<Mpdu>,
+    /// Firmware aggregation: packets the host has handed to the firmware's ring, in order;
+    /// the firmware builds aggregates from these (empty for host aggregation).
+    pub fw: VecDeque<PacketRef>,
     /// Next sequence number to assign.
     next_seq: u64,
     /// Oldest sequence number neither acknowledged nor discarded (or `next_seq`).
@@ -260,6 +265,7 @@ impl Session {
             txq,
             held: None,
             retry: VecDeque::new(),
+            fw: VecDeque::new(),
             next_seq: 0,
             win_start: 0,
             outstanding: [0; OUTSTANDING_WORDS],
@@ -275,14 +281,21 @@ impl Session {
     }
 
     /// Something can go into an aggregate now.
-    pub fn has_work(&self, window: u32) -> bool {
+    /// Aggregates are built from the TXQ (host aggregation) or from the firmware's ring.
+    pub fn has_work(&self, window: u32, firmware: bool) -> bool {
         !self.retry.is_empty()
-            || (self.window_open(window) && (self.held.is_some() || !self.txq.is_empty()))
+            || (self.window_open(window)
+                && if firmware {
+                    !self.fw.is_empty()
+                } else {
+                    self.held.is_some() || !self.txq.is_empty()
+                })
     }
 
-    /// Packets waiting here: in the TXQ, held in front of it, or to retransmit.
+    /// Packets waiting here: in the TXQ, held in front of it, in the firmware's ring, or to
+    /// retransmit.
     pub fn backlog(&self) -> usize {
-        self.txq.len() + self.held.is_some() as usize + self.retry.len()
+        self.txq.len() + self.held.is_some() as usize + self.fw.len() + self.retry.len()
     }
 
     /// Give packet `pkt` (stored as `p`) the next sequence number and mark it outstanding.
@@ -297,6 +310,7 @@ impl Session {
             seq,
             retries: 0,
             ok: false,
+            queued: p.enqueued,
         }
     }
 
