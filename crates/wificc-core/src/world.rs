@@ -727,6 +727,7 @@ impl World {
                     mcs_max: st.mcs.quantile(1.0),
                     tx_completion_p50_ms: ms(st.tx_completion.quantile(0.5)),
                     tx_completion_p90_ms: ms(st.tx_completion.quantile(0.9)),
+                    tx_interrupts: st.tx_interrupts,
                 });
             }
         }

@@ -53,6 +53,31 @@ fn no_packet_outlives_the_flows_that_sent_it() {
                "flows": [{"cc": "cubic", "client": 0, "stop": "4s"},
                          {"cc": "bbr", "client": 1, "direction": "down", "stop": "4s"}],
                "pings": [{"client": 1, "stop": "4s"}]}),
+        // The same through each driver family's own paths (firmware rings, moderated TX
+        // statuses and receptions, slots held until the status).
+        json!({"duration": "6s",
+               "path": {"kind": "wifi", "rtt": "5ms", "stations": 2,
+                        "radio": {"chipset": "ath9k", "driver": "ath9k", "mpdu_error_rate": 0.3,
+                                  "retry_limit": 1, "txq": {"kind": "pfifo", "limit": 20}}},
+               "stack": {"tsq": "static:200p"},
+               "flows": [{"cc": "cubic", "client": 0, "stop": "4s"},
+                         {"cc": "bbr", "client": 1, "direction": "down", "stop": "4s"}],
+               "pings": [{"client": 1, "stop": "4s"}]}),
+        json!({"duration": "6s",
+               "path": {"kind": "wifi", "rtt": "5ms", "stations": 2,
+                        "radio": {"chipset": "ax201", "mpdu_error_rate": 0.3, "retry_limit": 1,
+                                  "driver": {"kind": "iwlwifi", "ring": 16},
+                                  "txq": {"kind": "pfifo", "limit": 20}}},
+               "stack": {"tsq": "static:200p"},
+               "flows": [{"cc": "cubic", "client": 0, "stop": "4s"},
+                         {"cc": "bbr", "client": 1, "direction": "down", "stop": "4s"}],
+               "pings": [{"client": 1, "stop": "4s"}]}),
+        json!({"duration": "6s",
+               "path": {"kind": "wifi", "rtt": "5ms", "stations": 2,
+                        "radio": {"chipset": "ath10k", "mpdu_error_rate": 0.1, "retry_limit": 1,
+                                  "driver": "ath9k_htc"}},
+               "flows": [{"cc": "cubic", "client": 0, "stop": "4s"},
+                         {"cc": "cubic", "client": 1, "direction": "down", "stop": "4s"}]}),
     ];
     for (i, v) in cases.into_iter().enumerate() {
         let (left, busy) = left_after(v, 4);

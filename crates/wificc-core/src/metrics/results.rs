@@ -133,6 +133,8 @@ pub struct WifiNodeSummary {
     /// processing of its TX status (what releases TCP Small Queues), acknowledged packets.
     pub tx_completion_p50_ms: Option<f64>,
     pub tx_completion_p90_ms: Option<f64>,
+    /// TX-status interrupts processed (each runs the TSQ handlers once).
+    pub tx_interrupts: u64,
 }
 
 /// Summary of one flow.

@@ -262,6 +262,22 @@ impl TcpSender {
         payload + self.cfg.skb_overhead as u64
     }
 
+    /// truesize of a software-GSO segment of `payload` bytes (see `SkbLayout`).
+    fn segment_truesize(&self, payload: u32) -> u32 {
+        let sg = self.cfg.software_gso.unwrap_or(true);
+        self.cfg.skb_layout.segment_truesize(payload, sg)
+    }
+
+    /// What software GSO charges for segments of these payloads.
+    #[cold]
+    #[inline(never)]
+    fn segments_truesize(&self, payloads: &[u32]) -> u64 {
+        payloads
+            .iter()
+            .map(|&p| self.segment_truesize(p) as u64)
+            .sum()
+    }
+
     // ----- send-time ordered list (RACK) -----
 
     fn ts_unlink(&mut self, seq: u64) {
@@ -638,13 +654,9 @@ impl TcpSender {
         // What the socket is charged: the skb's truesize, or after software GSO for a device
         // without TSO and scatter-gather, each segment's own (`tcp_gso_segment` adds the
         // difference to sk_wmem_alloc). An skb of one segment is not segmented.
-        let (layout, sg) = (self.cfg.skb_layout, self.cfg.software_gso.unwrap_or(true));
         let segmented = self.cfg.software_gso.is_some() && segs > 1;
         let truesize = if segmented {
-            payloads[..segs as usize]
-                .iter()
-                .map(|&p| layout.segment_truesize(p, sg) as u64)
-                .sum()
+            self.segments_truesize(&payloads[..segs as usize])
         } else {
             self.truesize(skb_bytes)
         };
@@ -669,7 +681,7 @@ impl TcpSender {
             // Each segment carries what its TX completion releases: its own truesize, or its
             // share of the skb's.
             p.truesize = if segmented {
-                layout.segment_truesize(payload, sg)
+                self.segment_truesize(payload)
             } else {
                 (truesize / segs as u64) as u32
                     + u32::from(i == 0) * (truesize % segs as u64) as u32

@@ -655,7 +655,7 @@ impl Bss {
             return false;
         };
         e.rr = (dest + 1) % nodes;
-        let framing = self.links[link(e.node, dest)];
+        let framing = &self.links[link(e.node, dest)];
         let Some(s) = e.sessions[dest].as_deref_mut() else {
             return false;
         };
@@ -675,7 +675,7 @@ impl Bss {
                 s,
                 &mut e.backlog,
                 window,
-                &framing,
+                framing,
                 e.backoff.ac,
                 out.pkts,
             );
@@ -974,6 +974,7 @@ impl Bss {
         let irq = self.driver.tx_status;
         if irq.is_immediate() {
             let stats = &mut self.stats[node];
+            stats.tx_interrupts += 1;
             for &(tsq, queued, acked) in &self.staged {
                 out.completed.extend(tsq);
                 if acked && record {
@@ -1027,6 +1028,7 @@ impl Bss {
                     break;
                 }
                 let record = fire >= self.record_from;
+                self.stats[node].tx_interrupts += 1;
                 for _ in 0..k {
                     let Some(st) = self.node[node].tx.pop_front() else {
                         break;

@@ -36,7 +36,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::phy::ChipsetSpec;
+use super::phy::{preset, ChipsetSpec};
 use crate::parse::Dur;
 use crate::units::{Nanos, NSEC_PER_USEC};
 
@@ -315,13 +315,7 @@ impl Driver {
     /// The driver a chipset preset runs; a custom PHY runs the generic model.
     pub fn for_chipset(chipset: &ChipsetSpec) -> DriverKind {
         match chipset {
-            ChipsetSpec::Preset(name) => match name.as_str() {
-                "ath9k" => DriverKind::Ath9k,
-                "ath9k-htc" => DriverKind::Ath9kHtc,
-                "ath10k" | "ath10k-1x1" | "qca9377" => DriverKind::Ath10k,
-                "ax201" => DriverKind::Iwlwifi,
-                _ => DriverKind::Generic,
-            },
+            ChipsetSpec::Preset(name) => preset(name).map_or(DriverKind::Generic, |p| p.driver),
             ChipsetSpec::Custom(_) => DriverKind::Generic,
         }
     }

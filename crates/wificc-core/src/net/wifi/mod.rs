@@ -345,6 +345,9 @@ pub struct NodeStats {
     /// Time packets spent in the TXQ, ns, at the moment the driver took them, from
     /// `record_from` on.
     pub txq_sojourn: Histogram,
+    /// TX-status interrupts the host processed (each runs the sockets' TSQ handlers once);
+    /// without TX-status moderation, one per settled aggregate.
+    pub tx_interrupts: u64,
     /// MCS (per stream) of every PPDU sent, from `record_from` on.
     pub mcs: Histogram,
     /// TX-completion latency, ns: from a packet's arrival at the radio to the host's

@@ -40,6 +40,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
+use super::driver::DriverKind;
 use crate::parse::Dur;
 use crate::units::{BitsPerSec, Bytes, Nanos, NSEC_PER_SEC, NSEC_PER_USEC};
 
@@ -407,6 +408,8 @@ pub struct Preset {
     /// (`minstrel_aggr_check`, `ieee80211_aggr_check`); ath10k's firmware sets its sessions up
     /// itself (`TX_AMPDU_SETUP_IN_HW`) and iwlwifi's rate scaling starts one for every TID.
     pub aggregates_vo: bool,
+    /// The Linux driver of the chip, whose model the BSS runs by default.
+    pub driver: DriverKind,
 }
 
 const fn preset_phy(
@@ -435,6 +438,7 @@ pub const PRESETS: [Preset; 6] = [
                 (108 x 6 x 5/6 bits / 3.6 us)",
         phy: preset_phy(Standard::Ht, 40, 1, 7, 400),
         aggregates_vo: false,
+        driver: DriverKind::Ath9kHtc,
     },
     Preset {
         name: "ath9k",
@@ -442,6 +446,7 @@ pub const PRESETS: [Preset; 6] = [
                 (2 x 108 x 6 x 5/6 bits / 3.6 us)",
         phy: preset_phy(Standard::Ht, 40, 2, 7, 400),
         aggregates_vo: false,
+        driver: DriverKind::Ath9k,
     },
     Preset {
         name: "ath10k-1x1",
@@ -449,6 +454,7 @@ pub const PRESETS: [Preset; 6] = [
                 short GI, 433.3 Mb/s (234 x 8 x 5/6 bits / 3.6 us)",
         phy: preset_phy(Standard::Vht, 80, 1, 9, 400),
         aggregates_vo: true,
+        driver: DriverKind::Ath10k,
     },
     Preset {
         name: "ath10k",
@@ -456,6 +462,7 @@ pub const PRESETS: [Preset; 6] = [
                 866.7 Mb/s (2 x 234 x 8 x 5/6 bits / 3.6 us)",
         phy: preset_phy(Standard::Vht, 80, 2, 9, 400),
         aggregates_vo: true,
+        driver: DriverKind::Ath10k,
     },
     Preset {
         name: "qca9377",
@@ -463,6 +470,7 @@ pub const PRESETS: [Preset; 6] = [
                 433.3 Mb/s (234 x 8 x 5/6 bits / 3.6 us)",
         phy: preset_phy(Standard::Vht, 80, 1, 9, 400),
         aggregates_vo: true,
+        driver: DriverKind::Ath10k,
     },
     Preset {
         name: "ax201",
@@ -470,6 +478,7 @@ pub const PRESETS: [Preset; 6] = [
                 (floor(2 x 1960 x 10 x 5/6) = 32666 bits / 13.6 us)",
         phy: preset_phy(Standard::He, 160, 2, 11, 800),
         aggregates_vo: true,
+        driver: DriverKind::Iwlwifi,
     },
 ];
 
