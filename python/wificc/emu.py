@@ -884,9 +884,18 @@ def _flow_summary(f: FlowRun, warmup_ns: int, drops: int) -> dict[str, Any]:
     }
 
 
-def _ping_summary(p: PingRun, warmup_ns: int) -> dict[str, Any]:
-    rtts = [rtt for sent, rtt in p.replies if sent >= warmup_ns]
-    ms = [r / 1e6 for r in rtts]
+def _ping_summary(p: PingRun, warmup_ns: int, window: tuple[int, int]) -> dict[str, Any]:
+    """As the simulator summarises a ping: percentiles over the pings sent in the measurement
+    ``window`` (ns, the flows' span), and as ``rtt_all_*`` over every ping after the warm-up."""
+    lo, hi = window
+
+    def percentiles(prefix: str, rtts: list[int]) -> dict[str, float | None]:
+        ms = [r / 1e6 for r in rtts]
+        return {
+            **{f"{prefix}_p{q}_ms": nearest_rank(ms, q / 100) for q in (10, 50, 90, 99)},
+            f"{prefix}_mean_ms": sum(ms) / len(ms) if ms else None,
+        }
+
     return {
         "id": p.id,
         "name": p.name,
@@ -894,12 +903,18 @@ def _ping_summary(p: PingRun, warmup_ns: int) -> dict[str, Any]:
         "dscp": p.dscp,
         "sent": p.sent,
         "received": len(p.replies),
-        "rtt_p10_ms": nearest_rank(ms, 0.10),
-        "rtt_p50_ms": nearest_rank(ms, 0.50),
-        "rtt_p90_ms": nearest_rank(ms, 0.90),
-        "rtt_p99_ms": nearest_rank(ms, 0.99),
-        "rtt_mean_ms": sum(ms) / len(ms) if ms else None,
+        **percentiles("rtt", [rtt for sent, rtt in p.replies if max(lo, warmup_ns) <= sent <= hi]),
+        **percentiles("rtt_all", [rtt for sent, rtt in p.replies if sent >= warmup_ns]),
     }
+
+
+def _load_window_ns(scenario: dict[str, Any], duration_ns: int) -> tuple[int, int]:
+    """The simulator's measurement window (`World::set_load_window`): the flows' span."""
+    flows = scenario["flows"]
+    if not flows:
+        return 0, duration_ns
+    stops = [duration_ns if f.get("stop") is None else min(_ns(f["stop"]), duration_ns) for f in flows]
+    return min(_ns(f["start"]) for f in flows), max(stops)
 
 
 def _flow_drops(f: FlowRun, report: dict[str, Any]) -> int:
@@ -953,7 +968,7 @@ def result_document(
     return {
         "summary": summary,
         "flows": flow_rows,
-        "pings": [_ping_summary(p, warmup_ns) for p in pings],
+        "pings": [_ping_summary(p, warmup_ns, _load_window_ns(scenario, duration_ns)) for p in pings],
         "queues": report["queues"],
         "wifi": report["wifi"],
         "series": {

@@ -35,6 +35,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import random
 import re
 import textwrap
 import tomllib
@@ -64,6 +65,8 @@ DEFAULT_DELAY = "5s"
 DEFAULT_LENGTH = "30s"
 # Flent's STEP_SIZE: series sampling interval and ping interval.
 DEFAULT_STEP = "200ms"
+# The core's default seed (scenario.rs `default_seed`).
+DEFAULT_SEED = 1
 # Congestion control of a flow when no --cc is given (the Linux default).
 DEFAULT_CC = "cubic"
 
@@ -742,11 +745,13 @@ def build(
         }
         for f in _flows(test, spec, options, list(cc), flows, direction)
     ]
-    scenario["pings"] = _pings(spec, options, ping, ping_interval)
+    scenario["pings"] = _pings(spec, options, ping, ping_interval, int(scenario.get("seed", DEFAULT_SEED)))
     return scenario
 
 
-def _pings(spec: Test, options: Mapping[str, Any], ping: bool | None, interval: str) -> list[dict[str, Any]]:
+def _pings(
+    spec: Test, options: Mapping[str, Any], ping: bool | None, interval: str, seed: int
+) -> list[dict[str, Any]]:
     """Flent's ICMP ping (one per client when the flows come from several) and UDP pings."""
     pings: list[dict[str, Any]] = []
     if spec.ping if ping is None else ping:
@@ -759,6 +764,13 @@ def _pings(spec: Test, options: Mapping[str, Any], ping: bool | None, interval: 
         else:
             pings.append({"name": ICMP_SERIES, "kind": "icmp"})
     pings += [{"name": f"Ping (ms) {suffix}", "kind": "udp", "dscp": dscp} for suffix, dscp in spec.udp_pings]
+    if len(pings) > 1:
+        # Flent runs each pinger as a process of its own, so their first pings (and every one
+        # after them) fall at independent phases within the interval, not at the same instants.
+        step = duration_ns("--step", interval)
+        for i, p in enumerate(pings):
+            phase = random.Random(f"{seed}:ping:{i}").randrange(step) if step > 0 else 0
+            p["start"] = _ns(phase)
     return [{**p, "interval": interval} for p in pings]
 
 

@@ -370,3 +370,21 @@ def test_cc_param_values_are_typed():
         scenarios.parse_cc_params(["beta"])
     with pytest.raises(ValueError, match="^--cc-param: got '=1', expected KEY=VALUE"):
         scenarios.parse_cc_params(["=1"])
+
+
+def test_summaries_cover_the_loaded_period_as_flent_cuts_it():
+    # tcp_upload with 10 s of load between 5 s of pings alone (Flent's DELAY): the ping
+    # percentiles, the queue's utilisation and the Wi-Fi airtime count the 10 s of load only;
+    # the whole run stays available as *_all.
+    r = wificc.run(
+        scenarios.build(
+            "tcp_upload", path_kind="wired", rate="50mbit", rtt="20ms", buffer="1bdp", cc=["cubic"], length="10s"
+        )
+    )
+    ping = r.pings.iloc[0]
+    assert ping["rtt_p50_ms"] >= 1.4 * 20
+    assert ping["rtt_all_p50_ms"] < ping["rtt_p50_ms"]
+    assert ping["rtt_all_p10_ms"] < 21
+    bottleneck = r.queues.set_index("name").loc["bottleneck"]
+    assert bottleneck["utilization"] > 0.9
+    assert 0.4 < bottleneck["utilization_all"] < 0.55

@@ -315,6 +315,16 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
         let stop = f.stop.map_or(s.duration.0, |d| d.0.min(s.duration.0));
         world.add_flow(name, sender, receiver, f.start.0, stop);
     }
+    if !s.flows.is_empty() {
+        let from = s.flows.iter().map(|f| f.start.0).min().unwrap_or(0);
+        let to = s
+            .flows
+            .iter()
+            .map(|f| f.stop.map_or(s.duration.0, |d| d.0.min(s.duration.0)))
+            .max()
+            .unwrap_or(s.duration.0);
+        world.set_load_window(from, to);
+    }
     for (i, p) in s.pings.iter().enumerate() {
         let c = p.client as usize;
         let id = i as u32;
@@ -384,7 +394,13 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
             let span = f.stop.saturating_sub(from).max(1);
             let delivered = f.delivered_in_window();
             let st = &f.sender.stats;
-            let n = f.series.t.len().max(1) as f64;
+            // srtt and cwnd means over the flow's samples from the warm-up (or its start) to its
+            // stop.
+            let (from, to) = (secs(f.start.max(s.warmup.0)), secs(f.stop));
+            let kept: Vec<usize> = (0..f.series.t.len())
+                .filter(|&k| (from..=to).contains(&f.series.t[k]))
+                .collect();
+            let n = kept.len().max(1) as f64;
             FlowSummary {
                 id: i as u32,
                 name: f.name.clone(),
@@ -405,8 +421,8 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
                 drops: f.drops,
                 rto_count: st.rto_count,
                 recoveries: st.recoveries,
-                srtt_mean_ms: f.series.srtt_ms.iter().sum::<f64>() / n,
-                cwnd_mean: f.series.cwnd.iter().map(|&c| c as f64).sum::<f64>() / n,
+                srtt_mean_ms: kept.iter().map(|&k| f.series.srtt_ms[k]).sum::<f64>() / n,
+                cwnd_mean: kept.iter().map(|&k| f.series.cwnd[k] as f64).sum::<f64>() / n,
                 tsq_throttled: st.tsq_throttled,
                 max_tsq_bytes: st.max_below_bytes,
                 tsq_exceptions: st.tsq_exceptions,
@@ -439,6 +455,11 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
             rtt_p90_ms: ms(p.rtt.quantile(0.90)),
             rtt_p99_ms: ms(p.rtt.quantile(0.99)),
             rtt_mean_ms: ms(p.rtt.mean()),
+            rtt_all_p10_ms: ms(p.rtt_all.quantile(0.10)),
+            rtt_all_p50_ms: ms(p.rtt_all.quantile(0.50)),
+            rtt_all_p90_ms: ms(p.rtt_all.quantile(0.90)),
+            rtt_all_p99_ms: ms(p.rtt_all.quantile(0.99)),
+            rtt_all_mean_ms: ms(p.rtt_all.mean()),
         })
         .collect();
     let (queues, queue_series) = world.queue_results(horizon);

@@ -63,6 +63,9 @@ pub enum Event {
     Sample,
     /// End of the warm-up: snapshot counters that summaries measure from.
     Warmup,
+    /// The measurement window opens or closes: queue counters are recorded.
+    LoadStart,
+    LoadEnd,
 }
 
 /// A TCP connection: sender, receiver, and what the summary needs to know about it.
@@ -95,9 +98,26 @@ pub struct WifiBss {
     pub bss: Bss,
     /// Per-node statistics at the last sample, for per-step differences.
     last: Vec<NodeStats>,
-    /// Airtime of each node at the end of the warm-up.
-    airtime_at_warmup: Vec<Nanos>,
     pub series: WifiSeries,
+}
+
+/// What the queue summaries count from an instant on: each link's busy time, each trace
+/// link's delivered bytes, each BSS node's airtime.
+#[derive(Debug, Clone, Default)]
+struct Counters {
+    busy: Vec<Nanos>,
+    delivered: Vec<u64>,
+    airtime: Vec<Vec<Nanos>>,
+}
+
+/// A span of the run the summaries cover: its bounds and the counters at its start (and at its
+/// end once it has passed).
+#[derive(Debug, Clone, Default)]
+struct Window {
+    from: Nanos,
+    to: Nanos,
+    at_from: Counters,
+    at_to: Option<Counters>,
 }
 
 /// A queue the world records: a wired link's or a trace link's.
@@ -125,7 +145,10 @@ pub struct Ping {
     pub stop: Nanos,
     pub sent: u64,
     pub received: u64,
+    /// RTTs of the pings sent in the measurement window (the flows' span, as Flent cuts).
     pub rtt: Histogram,
+    /// RTTs of every ping sent after the warm-up.
+    pub rtt_all: Histogram,
     pub series: PingSeries,
 }
 
@@ -139,8 +162,12 @@ pub struct World {
     pub pings: Vec<Ping>,
     /// Queues whose series are recorded and summarised.
     pub watched: Vec<(QueueRef, QueueSeries)>,
-    /// Bytes each trace link had delivered at the end of the warm-up.
-    trace_delivered_at_warmup: Vec<u64>,
+    /// [warm-up, end of run]: the whole-run ("_all") summaries.
+    whole: Window,
+    /// The measurement window: from the first flow's start (not before the warm-up) to the last
+    /// flow's stop, as Flent cuts its box, CDF and totals plots (`cutoff = (DELAY, -DELAY)`);
+    /// the whole run when there is no flow.
+    load: Window,
     /// TX completions reported by Wi-Fi (flow, truesize), drained after each BSS call.
     completed: Vec<(u32, u32)>,
     /// Sockets whose TSQ handler runs after a batch of completions.
@@ -170,7 +197,16 @@ impl World {
             flows: Vec::new(),
             pings: Vec::new(),
             watched: Vec::new(),
-            trace_delivered_at_warmup: Vec::new(),
+            whole: Window {
+                from: warmup,
+                to: Nanos::MAX,
+                ..Window::default()
+            },
+            load: Window {
+                from: warmup,
+                to: Nanos::MAX,
+                ..Window::default()
+            },
             step,
             warmup,
             pkts: Packets::new(),
@@ -195,10 +231,12 @@ impl World {
     pub fn add_bss(&mut self, name: String, mut bss: Bss) -> u32 {
         bss.set_record_from(self.warmup);
         let last = bss.stats().nodes;
+        for w in [&mut self.whole, &mut self.load] {
+            w.at_from.airtime.push(vec![0; last.len()]);
+        }
         self.bsses.push(WifiBss {
             name,
             bss,
-            airtime_at_warmup: vec![0; last.len()],
             last,
             series: WifiSeries::default(),
         });
@@ -261,10 +299,45 @@ impl World {
             sent: 0,
             received: 0,
             rtt: Histogram::default(),
+            rtt_all: Histogram::default(),
             series: PingSeries::default(),
         });
         self.queue.schedule(start, Event::PingSend(id));
         id
+    }
+
+    /// The measurement window: [`from`, `to`] (clamped to the warm-up), the span of the flows.
+    pub fn set_load_window(&mut self, from: Nanos, to: Nanos) {
+        self.load.from = from.max(self.warmup);
+        self.load.to = to.max(self.load.from);
+    }
+
+    /// The measurement window's bounds.
+    pub fn load_window(&self) -> (Nanos, Nanos) {
+        (self.load.from, self.load.to)
+    }
+
+    fn counters(&self) -> Counters {
+        Counters {
+            busy: self.links.iter().map(|l| l.busy_time).collect(),
+            delivered: self.traces.iter().map(|t| t.delivered_bytes).collect(),
+            airtime: self
+                .bsses
+                .iter()
+                .map(|w| w.bss.stats().nodes.iter().map(|n| n.airtime).collect())
+                .collect(),
+        }
+    }
+
+    /// Counters of `window` up to `end`: (at its start, at its end or now).
+    fn span(&self, window: &Window, end: Nanos) -> (Counters, Counters, Nanos, Nanos) {
+        let from = window.from.min(end);
+        let to = window.to.min(end);
+        let now = match &window.at_to {
+            Some(c) if window.to <= end => c.clone(),
+            _ => self.counters(),
+        };
+        (window.at_from.clone(), now, from, to)
     }
 
     pub fn watch(&mut self, q: QueueRef) {
@@ -300,10 +373,27 @@ impl World {
         }
     }
 
-    /// Summary of a watched queue over [warm-up, `end`].
+    /// Summary of a watched queue: counters over [warm-up, `end`], utilisation over the
+    /// measurement window (and over [warm-up, `end`] as `utilization_all`).
     pub fn queue_summary(&self, q: QueueRef, end: Nanos) -> QueueSummary {
-        let measured = end.saturating_sub(self.warmup).max(1);
         let ms = |v: Option<f64>| v.map(|x| x / 1e6);
+        let utilization = |window: &Window| -> f64 {
+            let (a, b, from, to) = self.span(window, end);
+            match q {
+                QueueRef::Link(l) => {
+                    let l = l as usize;
+                    let busy = b.busy[l] - a.busy.get(l).copied().unwrap_or(0);
+                    busy as f64 / to.saturating_sub(from).max(1) as f64
+                }
+                QueueRef::Trace(t) => {
+                    let t = t as usize;
+                    let link = &self.traces[t];
+                    let got = b.delivered[t] - a.delivered.get(t).copied().unwrap_or(0);
+                    got as f64 / link.capacity_bytes(from, to).max(1) as f64
+                }
+            }
+        };
+        let (load, all) = (utilization(&self.load), utilization(&self.whole));
         match q {
             QueueRef::Link(l) => {
                 let link = &self.links[l as usize];
@@ -315,7 +405,8 @@ impl World {
                     random_losses: link.random_losses,
                     ecn_marked: st.ecn_marked,
                     tx_packets: link.tx_packets,
-                    utilization: link.busy_after_warmup() as f64 / measured as f64,
+                    utilization: load,
+                    utilization_all: all,
                     max_backlog_pkts: link.max_backlog,
                     sojourn_p50_ms: ms(link.sojourn.quantile(0.50)),
                     sojourn_p95_ms: ms(link.sojourn.quantile(0.95)),
@@ -326,12 +417,6 @@ impl World {
             QueueRef::Trace(t) => {
                 let link = &self.traces[t as usize];
                 let st = link.qdisc_stats();
-                let from = self
-                    .trace_delivered_at_warmup
-                    .get(t as usize)
-                    .copied()
-                    .unwrap_or(0);
-                let capacity = link.capacity_bytes(self.warmup, end).max(1);
                 QueueSummary {
                     name: link.name.clone(),
                     enqueued: st.enqueued,
@@ -339,7 +424,8 @@ impl World {
                     random_losses: link.lost,
                     ecn_marked: st.ecn_marked,
                     tx_packets: link.delivered_packets,
-                    utilization: (link.delivered_bytes - from) as f64 / capacity as f64,
+                    utilization: load,
+                    utilization_all: all,
                     max_backlog_pkts: link.max_backlog,
                     sojourn_p50_ms: ms(link.queueing_delay.quantile(0.50)),
                     sojourn_p95_ms: ms(link.queueing_delay.quantile(0.95)),
@@ -358,6 +444,12 @@ impl World {
             }
             if self.warmup > 0 {
                 self.queue.schedule(self.warmup, Event::Warmup);
+            }
+            if self.load.from > 0 {
+                self.queue.schedule(self.load.from, Event::LoadStart);
+            }
+            if self.load.to < until {
+                self.queue.schedule(self.load.to, Event::LoadEnd);
             }
         }
         while let Some(ev) = self.queue.pop_until(until) {
@@ -469,6 +561,14 @@ impl World {
                 }
                 self.queues_end_warmup();
             }
+            Event::LoadStart => {
+                self.catch_up_links();
+                self.load.at_from = self.counters();
+            }
+            Event::LoadEnd => {
+                self.catch_up_links();
+                self.load.at_to = Some(self.counters());
+            }
             Event::PingSend(p) => self.send_ping(p),
             Event::Sample => {
                 self.catch_up_links();
@@ -576,6 +676,9 @@ impl World {
                     ping.received += 1;
                     let rtt = now - pkt.sent;
                     if pkt.sent >= self.warmup {
+                        ping.rtt_all.record(rtt);
+                    }
+                    if pkt.sent >= self.load.from && pkt.sent <= self.load.to {
                         ping.rtt.record(rtt);
                     }
                     ping.series.push(pkt.sent, rtt);
@@ -676,12 +779,9 @@ impl World {
     /// The end of the warm-up for the queues: link utilisation, trace deliveries and Wi-Fi
     /// airtime count from now.
     pub fn queues_end_warmup(&mut self) {
-        for link in &mut self.links {
-            link.busy_at_warmup = link.busy_time;
-        }
-        self.trace_delivered_at_warmup = self.traces.iter().map(|t| t.delivered_bytes).collect();
-        for w in &mut self.bsses {
-            w.airtime_at_warmup = w.bss.stats().nodes.iter().map(|n| n.airtime).collect();
+        self.whole.at_from = self.counters();
+        if self.load.from <= self.warmup {
+            self.load.at_from = self.whole.at_from.clone();
         }
     }
 
@@ -695,8 +795,16 @@ impl World {
 
     /// Per-node Wi-Fi summaries over [warm-up, `end`].
     pub fn wifi_summaries(&self, end: Nanos) -> Vec<WifiNodeSummary> {
-        let measured = end.saturating_sub(self.warmup).max(1) as f64;
         let ms = |v: Option<f64>| v.map(|x| x / 1e6);
+        let share = |window: &Window| {
+            let (a, b, from, to) = self.span(window, end);
+            move |bss: usize, node: usize| {
+                let before = a.airtime.get(bss).and_then(|n| n.get(node)).copied();
+                (b.airtime[bss][node] - before.unwrap_or(0)) as f64
+                    / to.saturating_sub(from).max(1) as f64
+            }
+        };
+        let (load, all) = (share(&self.load), share(&self.whole));
         let mut out = Vec::new();
         for (b, w) in self.bsses.iter().enumerate() {
             for (n, st) in w.bss.stats().nodes.iter().enumerate() {
@@ -714,8 +822,8 @@ impl World {
                     ampdu_p10: h.quantile(0.1),
                     ampdu_p50: h.quantile(0.5),
                     ampdu_p90: h.quantile(0.9),
-                    airtime: (st.airtime - w.airtime_at_warmup.get(n).copied().unwrap_or(0)) as f64
-                        / measured,
+                    airtime: load(b, n),
+                    airtime_all: all(b, n),
                     collisions: st.collisions,
                     mpdu_retries: st.mpdu_retries,
                     drops: st.drops(),

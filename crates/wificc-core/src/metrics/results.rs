@@ -116,8 +116,10 @@ pub struct WifiNodeSummary {
     pub ampdu_p10: Option<f64>,
     pub ampdu_p50: Option<f64>,
     pub ampdu_p90: Option<f64>,
-    /// Airtime used / (duration - warmup).
+    /// Airtime used / length of the measurement window (the flows' span, as Flent cuts).
     pub airtime: f64,
+    /// Airtime used / (duration - warmup).
+    pub airtime_all: f64,
     pub collisions: u64,
     pub mpdu_retries: u64,
     pub drops: u64,
@@ -182,11 +184,20 @@ pub struct PingSummary {
     pub dscp: u8,
     pub sent: u64,
     pub received: u64,
+    /// RTT percentiles of the pings sent in the measurement window: from the first flow's start
+    /// (not before the warm-up) to the last flow's stop, as Flent cuts its box, CDF and totals
+    /// plots; every ping after the warm-up when there is no flow.
     pub rtt_p10_ms: Option<f64>,
     pub rtt_p50_ms: Option<f64>,
     pub rtt_p90_ms: Option<f64>,
     pub rtt_p99_ms: Option<f64>,
     pub rtt_mean_ms: Option<f64>,
+    /// The same over every ping sent after the warm-up (idle periods included).
+    pub rtt_all_p10_ms: Option<f64>,
+    pub rtt_all_p50_ms: Option<f64>,
+    pub rtt_all_p90_ms: Option<f64>,
+    pub rtt_all_p99_ms: Option<f64>,
+    pub rtt_all_mean_ms: Option<f64>,
 }
 
 /// Summary of one queue (a link's qdisc).
@@ -199,8 +210,10 @@ pub struct QueueSummary {
     pub random_losses: u64,
     pub ecn_marked: u64,
     pub tx_packets: u64,
-    /// Busy time / (duration - warmup).
+    /// Busy time / length of the measurement window (the flows' span, as Flent cuts).
     pub utilization: f64,
+    /// Busy time / (duration - warmup).
+    pub utilization_all: f64,
     pub max_backlog_pkts: usize,
     pub sojourn_p50_ms: Option<f64>,
     pub sojourn_p95_ms: Option<f64>,

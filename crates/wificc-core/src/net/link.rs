@@ -64,8 +64,6 @@ pub struct Link {
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub busy_time: Nanos,
-    /// `busy_time` at the end of the warm-up.
-    pub busy_at_warmup: Nanos,
     pub max_backlog: usize,
 }
 
@@ -161,7 +159,6 @@ impl Link {
             tx_packets: 0,
             tx_bytes: 0,
             busy_time: 0,
-            busy_at_warmup: 0,
             max_backlog: 0,
         }
     }
@@ -346,11 +343,6 @@ impl Link {
     ) -> Option<Nanos> {
         self.catch_up(now, pkts);
         self.wire.arrive(now, out).or_else(|| self.probe())
-    }
-
-    /// Time spent transmitting since the warm-up.
-    pub fn busy_after_warmup(&self) -> Nanos {
-        self.busy_time - self.busy_at_warmup
     }
 
     pub fn backlog_packets(&self) -> usize {
