@@ -154,6 +154,7 @@ def run_report(test: str | None, result: Result, out: Path | None) -> dict[str, 
         "pings": raw["pings"],
         "queues": raw["queues"],
         "wifi": raw.get("wifi", []),
+        "profile": raw.get("profile"),
         "out": None if out is None else str(out),
     }
 
@@ -199,6 +200,10 @@ def run(
     flows: Annotated[int | None, typer.Option(help="Number of flows (tcp_nup, tcp_ndown).")] = None,
     tsq: Annotated[str | None, typer.Option(help="TCP Small Queues: 1ms..1024ms, off, static:<N>p.")] = None,
     tp: Annotated[int | None, typer.Option(help="Pacing multiplier (TP rate) 1..10.")] = None,
+    kernel: Annotated[
+        str | None,
+        typer.Option(help="Linux release the hosts run: 4.19, 5.4, 5.10, 5.13, 5.15, 6.1, 6.6, 6.12 (default)."),
+    ] = None,
     length: Annotated[str | None, typer.Option(help="TCP time (Flent LENGTH), default 30s.")] = None,
     delay: Annotated[
         str | None, typer.Option(help="Ping-only time before and after (Flent DELAY), default 5s.")
@@ -230,6 +235,7 @@ def run(
             "flows": flows,
             "tsq": tsq,
             "tp": tp,
+            "kernel": kernel,
             "seed": seed,
             "warmup": warmup,
             "step": step,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -36,6 +37,8 @@ from wificc import figures
 from wificc.result import flatten, load, write_file
 
 REPORT_FILE = "report.html"
+# Written by `wificc reproduce` into its results directory: the study, testbed and kernel.
+STUDY_FILE = "study.json"
 BITS_PER_MBIT = 1e6
 # Numbers at least this large are printed whole with thousands separators, smaller ones with
 # SIGNIFICANT_DIGITS significant digits.
@@ -158,11 +161,20 @@ def render(directory: str | os.PathLike[str]) -> str:
             body = sweep_section(experiment, scratch) if kind == "sweep" else run_section(experiment, scratch)
             sections.append(f'<section id="e{i}"><h2>{html.escape(name)} ({kind})</h2>\n{body}\n</section>')
     title = html.escape(f"wificc report: {path.resolve().name}")
+    about = ""
+    study_file = path / STUDY_FILE
+    if study_file.is_file():
+        # A reproduction: what was reproduced, on which testbed and kernel profile.
+        study = json.loads(study_file.read_text())
+        about = (
+            f"<p><b>{html.escape(study['title'])}</b></p>\n"
+            f"<p>Testbed: {html.escape(study['testbed'])}. Kernel profile: {html.escape(study['kernel'])}.</p>\n"
+        )
     nav = "".join(f'<li><a href="#e{i}">{html.escape(name)}</a></li>' for i, (name, _) in enumerate(found))
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-        f"<style>{STYLE}</style></head>\n<body>\n<h1>{title}</h1>\n"
+        f"<style>{STYLE}</style></head>\n<body>\n<h1>{title}</h1>\n{about}"
         f"<nav><ul>{nav}</ul></nav>\n" + "\n".join(sections) + "\n</body></html>\n"
     )
 

@@ -18,6 +18,7 @@ else :data:`TRACE_DIRS` in order; without the files those experiments are skippe
 from __future__ import annotations
 
 import copy
+import json
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -82,11 +83,16 @@ class Experiment:
 
 @dataclass(frozen=True)
 class Study:
-    """A study: its experiments and the analytic models it draws (keys of :data:`MODELS`)."""
+    """A study: its experiments, the analytic models it draws (keys of :data:`MODELS`), and
+    its testbed as its paper describes it: ``kernel`` is the kernel profile its runs use
+    (``stack.kernel``, overridden by ``reproduce --kernel``), ``testbed`` the description the
+    report states."""
 
     title: str
     experiments: tuple[Experiment, ...]
     models: tuple[str, ...] = ()
+    kernel: str = "6.12"
+    testbed: str = ""
 
 
 # Analytic models a study may draw beside its sweeps: name -> (caption, draw(prefix) -> files).
@@ -189,6 +195,11 @@ STUDIES: dict[str, Study] = {
                 quick={"cc": ["bbr", "bbrp"], "tsq": ["1ms", "8ms"]},
             ),
         ),
+        kernel="4.19",
+        testbed="Linux 4.19-lts on every node (Arch Linux); a wireless client, an access point and a "
+        "wired server; ath9k-htc (AR9271 USB), ath9k (AR9382) and ath10k (QCA6178 1x1, QCA9880v2 2x2) chipsets; "
+        "FQ-CoDel on the client, pfifo_fast at the AP for downloads; Flent, 10 repetitions (paper "
+        "section V, Table 2)",
     ),
     "bbrn": Study(
         "BBR-n (PLoS ONE 2023): BBR on 802.11ac 1x1 (qca9377)",
@@ -226,6 +237,10 @@ STUDIES: dict[str, Study] = {
             ),
         ),
         models=("startup_gain",),
+        kernel="5.13",
+        testbed="Linux 5.13.12 (also 5.15.72 with BBRv2 as a module) on a Wi-Fi 5 client (QCA9377 1x1, "
+        "ath10k) and a wired server; TSQ and TSO at the kernel's defaults unless swept; Flent (paper "
+        "sections 3-4)",
     ),
     "wifi6": Study(
         "The future of TCP on Wi-Fi 6 (2021): ax201 behind a 1 Gbit/s backhaul",
@@ -264,6 +279,10 @@ STUDIES: dict[str, Study] = {
                 quick={"tp": [1, 3]},
             ),
         ),
+        kernel="5.4",
+        testbed="Linux 5.4-lts (Arch Linux), an Intel AX201 2x2 client (iwlwifi), an ASUS RT-AX92U 4x4 "
+        "access point and a 1 Gbit/s wired server; base RTT 2.5 ms; offloads (TSO/GSO/GRO) off; "
+        "FQ-CoDel; Flent (paper section VI, Table 2)",
     ),
     "apg": Study(
         "BBR-APG (2023): 100 ms base RTT, unbounded queue, rate schedules and LTE traces",
@@ -295,6 +314,9 @@ STUDIES: dict[str, Study] = {
                 traces={"trace_up": "TMobile-LTE-short.up", "trace_down": "TMobile-LTE-short.down"},
             ),
         ),
+        kernel="4.19",
+        testbed="Ubuntu on a cloud VM with Linux 4.15.0-gcp and Mahimahi (paper section 4); the 4.19 "
+        "profile is the nearest: both predate EDT pacing (4.20) and the 1 MB TSQ cap (5.0)",
     ),
     "pg": Study(
         "BBR-PG (Future Internet 2024): RTT fairness on a 1 Gbit/s dumbbell and on Wi-Fi",
@@ -354,6 +376,9 @@ STUDIES: dict[str, Study] = {
                 ("goodput_ping", "fairness"),
             ),
         ),
+        kernel="6.12",
+        testbed="NS3 simulations plus 5G and Wi-Fi testbeds whose kernels the paper does not give "
+        "(paper section 5); the newest profile",
     ),
 }
 
@@ -379,10 +404,15 @@ def missing_traces(experiment: Experiment, traces: Path | None) -> list[str]:
     return [name for name in experiment.traces.values() if traces is None or not (traces / name).is_file()]
 
 
-def grid_of(experiment: Experiment, *, quick: bool = False, traces: Path | None = None) -> dict[str, Any]:
-    """The sweep grid of ``experiment`` (full or quick), its trace options pointing into ``traces``."""
+def grid_of(
+    experiment: Experiment, *, quick: bool = False, traces: Path | None = None, kernel: str | None = None
+) -> dict[str, Any]:
+    """The sweep grid of ``experiment`` (full or quick), its trace options pointing into
+    ``traces``, its runs on the ``kernel`` profile (when given and the grid does not sweep it)."""
     grid = copy.deepcopy(dict(experiment.grid))
     options = grid.setdefault("options", {})
+    if kernel is not None and "kernel" not in grid.get("grid", {}):
+        options["kernel"] = kernel
     for option, name in experiment.traces.items():
         options[option] = str(((traces or Path(".")) / name).resolve())
     if quick:
@@ -400,9 +430,10 @@ def runs_of(
     """Every run of study ``name`` per experiment, each point validated by the core (experiments
     whose traces are missing are left out)."""
     reps = repetitions if repetitions is not None else (QUICK_REPETITIONS if quick else REPETITIONS)
+    spec = study(name)
     return {
-        e.name: expand(grid_of(e, quick=quick, traces=traces), reps)
-        for e in study(name).experiments
+        e.name: expand(grid_of(e, quick=quick, traces=traces, kernel=spec.kernel), reps)
+        for e in spec.experiments
         if not missing_traces(e, traces)
     }
 
@@ -469,11 +500,13 @@ def reproduce(
     progress: bool = True,
     experiments: Sequence[str] | None = None,
     flent_files: bool = False,
+    kernel: str | None = None,
 ) -> Reproduction:
     """Run study ``name`` into ``out``: a sweep per experiment, figures, report, headline.
 
     ``experiments`` limits the run to those experiments (by name). ``flent_files`` writes
-    each run's ``.flent.gz`` beside its tables.
+    each run's ``.flent.gz`` beside its tables. ``kernel``: the kernel profile of every run in
+    place of the study's testbed kernel.
     """
     spec = study(name)
     names = [e.name for e in spec.experiments]
@@ -495,7 +528,7 @@ def reproduce(
             skipped.append(f"{experiment.name}: trace files {', '.join(missing)} not found in {where}")
             continue
         # Expand every grid first: a bad point is reported before anything runs.
-        grids[experiment.name] = grid_of(experiment, quick=quick, traces=folder)
+        grids[experiment.name] = grid_of(experiment, quick=quick, traces=folder, kernel=kernel or spec.kernel)
         expand(grids[experiment.name], reps)
     for experiment in chosen:
         if experiment.name in grids:
@@ -528,6 +561,10 @@ def reproduce(
         if experiment.anova:
             anovas[experiment.name] = anova_table(root / experiment.name, experiment.anova)
             anovas[experiment.name].to_csv(root / experiment.name / "anova.csv", index=False)
+    storage.write_text(
+        root / report.STUDY_FILE,
+        json.dumps({"study": name, "title": spec.title, "testbed": spec.testbed, "kernel": kernel or spec.kernel}),
+    )
     written = report.write(root)
     table = pd.concat([headline(root / e.name) for e in done], ignore_index=True)
     storage.write_text(root / HEADLINE_CSV, table.to_csv(index=False))
@@ -573,6 +610,10 @@ def reproduce_cmd(
         list[str] | None,
         typer.Option("--experiment", "-e", help="Run only this experiment of the study (repeatable)."),
     ] = None,
+    kernel: Annotated[
+        str | None,
+        typer.Option(help="Kernel profile of every run (default: the study's testbed kernel)."),
+    ] = None,
 ) -> None:
     """Reproduce a published study: its sweeps, figures, report.html and headline table."""
     from wificc.cli import user_errors
@@ -589,11 +630,13 @@ def reproduce_cmd(
                 traces=traces,
                 flent_files=flent_files,
                 experiments=experiment,
+                kernel=kernel,
             )
         except SweepError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(1) from None
-    typer.echo(f"{study(name).title}\n")
+    spec = study(name)
+    typer.echo(f"{spec.title}\ntestbed: {spec.testbed} (kernel profile {kernel or spec.kernel})\n")
     typer.echo(format_headline(done.headline))
     for experiment, frame in done.anova.items():
         typer.echo(f"\nANOVA across congestion controls, {experiment} ({target / experiment / 'anova.csv'}):")

@@ -657,6 +657,7 @@ def build(
     flows: int | None = None,
     tsq: str | None = None,
     tp: int | None = None,
+    kernel: str | None = None,
     length: str = DEFAULT_LENGTH,
     delay: str = DEFAULT_DELAY,
     seed: int | None = None,
@@ -723,7 +724,7 @@ def build(
         if isinstance(packets, bool) or not isinstance(packets, int) or packets < 1:
             raise ValueError(f"--tsq-packets: got {packets!r}, expected a whole number of packets >= 1")
         stack["tsq"] = f"static:{packets}p"
-    for key, value in (("tsq", tsq), ("tp", tp)):
+    for key, value in (("tsq", tsq), ("tp", tp), ("kernel", kernel)):
         if value is not None:
             stack[key] = value
     for key, value in (("seed", seed), ("warmup", warmup), ("step", step)):
@@ -749,9 +750,7 @@ def build(
     return scenario
 
 
-def _pings(
-    spec: Test, options: Mapping[str, Any], ping: bool | None, interval: str, seed: int
-) -> list[dict[str, Any]]:
+def _pings(spec: Test, options: Mapping[str, Any], ping: bool | None, interval: str, seed: int) -> list[dict[str, Any]]:
     """Flent's ICMP ping (one per client when the flows come from several) and UDP pings."""
     pings: list[dict[str, Any]] = []
     if spec.ping if ping is None else ping:

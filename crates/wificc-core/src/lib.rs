@@ -7,6 +7,7 @@ pub const MODEL: &str = env!("WIFICC_MODEL");
 
 pub mod api;
 pub mod cc;
+pub mod kernel;
 pub mod metrics;
 pub mod net;
 pub mod parse;

@@ -23,6 +23,7 @@ use serde::{de, Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::cc;
+use crate::kernel::{Kernel, Profile};
 use crate::net::link::ETHERNET_OVERHEAD;
 use crate::net::packet::TCP_IP_HEADER;
 use crate::net::qdisc::{AnyQdisc, QdiscSpec};
@@ -196,8 +197,14 @@ fn default_l2() -> u32 {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StackSpec {
-    /// TCP Small Queues: "1ms" (Linux default), "2ms" .. "1024ms" (powers of two: shift = 10 -
-    /// log2 N), "off", "static:<N>p" or "static:<size>" (e.g. "static:64kb").
+    /// The hosts' Linux release: "4.19", "5.4", "5.10", "5.13", "5.15", "6.1", "6.6" or "6.12"
+    /// (default). Its profile (`kernel::Kernel::profile`) sets every version-dependent
+    /// behaviour this table leaves open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<Kernel>,
+    /// TCP Small Queues: "default" (the socket's own 1 ms, or on a Wi-Fi host mac80211's
+    /// `sk_pacing_shift`: 4 ms on 4.19, 8 ms from 5.0), "1ms" .. "1024ms" (powers of two: shift
+    /// = 10 - log2 N), "off", "static:<N>p" or "static:<size>" (e.g. "static:64kb").
     #[serde(default = "default_tsq")]
     pub tsq: String,
     /// Global pacing multiplier ("TP rate"): 1, 2 or 3 (any integer 1..=10).
@@ -212,15 +219,21 @@ pub struct StackSpec {
     /// Host egress qdisc on every NIC (default pfifo_fast, the kernel default).
     #[serde(default = "default_host_qdisc")]
     pub host_qdisc: QdiscSpec,
-    /// net.ipv4.tcp_limit_output_bytes.
-    #[serde(default = "default_lob")]
-    pub limit_output_bytes: Size,
+    /// Earliest-departure-time pacing with its credit (Linux 4.20+); false: the hrtimer
+    /// pacing of 4.13-4.19, which restarts from the moment an skb is sent. Default the
+    /// kernel's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edt_pacing: Option<bool>,
+    /// net.ipv4.tcp_limit_output_bytes; default the kernel's (256 KB before 5.0, 1 MB after).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_output_bytes: Option<Size>,
     #[serde(default = "default_init_cwnd")]
     pub init_cwnd: u32,
     #[serde(default = "default_min_tso")]
     pub min_tso_segs: u32,
-    #[serde(default = "default_tso_rtt_log")]
-    pub tso_rtt_log: u8,
+    /// net.ipv4.tcp_tso_rtt_log; default the kernel's (9 from 5.18, absent before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tso_rtt_log: Option<u8>,
     #[serde(default = "default_mtu")]
     pub mtu: u32,
     #[serde(default = "default_mss")]
@@ -232,9 +245,9 @@ pub struct StackSpec {
     pub rto_min: Dur,
     #[serde(default = "yes")]
     pub delayed_ack: bool,
-    /// Per-skb truesize overhead in bytes.
-    #[serde(default = "default_skb_overhead")]
-    pub skb_overhead: u32,
+    /// Per-skb truesize overhead in bytes; default the kernel's (1280 before 6.3, 896 after).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skb_overhead: Option<u32>,
 }
 
 impl Default for StackSpec {
@@ -244,7 +257,7 @@ impl Default for StackSpec {
 }
 
 fn default_tsq() -> String {
-    "1ms".into()
+    "default".into()
 }
 fn default_tp() -> u32 {
     1
@@ -255,17 +268,11 @@ fn yes() -> bool {
 fn default_host_qdisc() -> QdiscSpec {
     QdiscSpec::default_pfifo_fast()
 }
-fn default_lob() -> Size {
-    Size(1 << 20)
-}
 fn default_init_cwnd() -> u32 {
     10
 }
 fn default_min_tso() -> u32 {
     2
-}
-fn default_tso_rtt_log() -> u8 {
-    9
 }
 fn default_mtu() -> u32 {
     1500
@@ -275,9 +282,6 @@ fn default_mss() -> u32 {
 }
 fn default_rto_min() -> Dur {
     d(200)
-}
-fn default_skb_overhead() -> u32 {
-    896
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -1068,13 +1072,10 @@ impl StackSpec {
                 format!("got {}, expected 1..64", self.min_tso_segs),
             ));
         }
-        if self.tso_rtt_log > MAX_TSO_RTT_LOG {
+        if let Some(log) = self.tso_rtt_log.filter(|&l| l > MAX_TSO_RTT_LOG) {
             return Err(err(
                 "stack.tso_rtt_log",
-                format!(
-                    "got {}, expected 0 (off) to {MAX_TSO_RTT_LOG} (Linux: 9)",
-                    self.tso_rtt_log
-                ),
+                format!("got {log}, expected 0 (off) to {MAX_TSO_RTT_LOG} (Linux: 9)"),
             ));
         }
         if self.rto_min.0 == 0 {
@@ -1105,9 +1106,28 @@ impl StackSpec {
             .map_err(|m| err(field, m))
     }
 
-    /// Parse `tsq` into a mode and the socket's pacing shift.
+    /// The kernel profile in force.
+    pub fn profile(&self) -> Profile {
+        self.kernel.unwrap_or(Kernel::NEWEST).profile()
+    }
+
+    /// Parse `tsq` into a mode and the socket's pacing shift ("default": the socket's own, 10).
     pub fn tsq_mode(&self) -> Result<(TsqMode, u8), ScenarioError> {
+        self.tsq_mode_for(false)
+    }
+
+    /// `tsq_mode` for a socket of a host whose egress is Wi-Fi (`wifi_host`): there "default"
+    /// is mac80211's pacing shift.
+    pub fn tsq_mode_for(&self, wifi_host: bool) -> Result<(TsqMode, u8), ScenarioError> {
         let s = self.tsq.trim().to_ascii_lowercase();
+        if s == "default" {
+            let shift = if wifi_host {
+                self.profile().mac80211_pacing_shift
+            } else {
+                10
+            };
+            return Ok((TsqMode::Rate, shift));
+        }
         let bad = |what: &str| err("stack.tsq", format!("got {:?}, expected {what}", self.tsq));
         if s == "off" {
             return Ok((TsqMode::Off, 10));
@@ -1126,7 +1146,7 @@ impl StackSpec {
             };
         }
         let ns = crate::parse::duration(&s).map_err(|_| {
-            bad("\"off\", \"<N>ms\" with N a power of two from 1 to 1024, or \"static:<N>p\"")
+            bad("\"default\", \"off\", \"<N>ms\" with N a power of two from 1 to 1024, or \"static:<N>p\"")
         })?;
         let ms = ns / NSEC_PER_MSEC;
         if ns % NSEC_PER_MSEC != 0 || ms == 0 || !ms.is_power_of_two() || ms > 1024 {
@@ -1135,21 +1155,30 @@ impl StackSpec {
         Ok((TsqMode::Rate, 10 - ms.trailing_zeros() as u8))
     }
 
-    /// The resolved sender configuration for a flow.
-    pub fn sender_config(&self, cc_name: &str) -> SenderConfig {
-        let (tsq, shift) = self.tsq_mode().unwrap_or((TsqMode::Rate, 10));
+    /// The resolved sender configuration for a flow (`wifi_host`: its host's egress is Wi-Fi),
+    /// every value the scenario leaves open from the kernel profile.
+    pub fn sender_config(&self, cc_name: &str, wifi_host: bool) -> SenderConfig {
+        let profile = self.profile();
+        let (tsq, shift) = self.tsq_mode_for(wifi_host).unwrap_or((TsqMode::Rate, 10));
         SenderConfig {
             mss: self.mss,
             init_cwnd: self.init_cwnd,
             tsq,
             pacing_shift: shift,
-            limit_output_bytes: self.limit_output_bytes.0,
+            limit_output_bytes: self
+                .limit_output_bytes
+                .map_or(profile.limit_output_bytes, |s| s.0),
+            limit_caps_paced: profile.limit_caps_paced,
+            tsq_single_skb: profile.tsq_single_skb,
+            edt_pacing: self.edt_pacing.unwrap_or(profile.edt_pacing),
+            pacing_credit: self.edt_pacing.unwrap_or(profile.pacing_credit),
             tp: self.tp,
             fq_pacing: self.fq_pacing,
             offloads: self.offloads,
             min_tso_segs: self.min_tso_segs,
-            tso_rtt_log: self.tso_rtt_log,
-            skb_overhead: self.skb_overhead,
+            tso_rtt_log: self.tso_rtt_log.unwrap_or(profile.tso_rtt_log),
+            skb_overhead: self.skb_overhead.unwrap_or(profile.skb_overhead),
+            skb_layout: profile.skb_layout,
             ecn: self.ecn || cc_name == "dctcp",
             rto_min: self.rto_min.0,
             ..SenderConfig::default()

@@ -15,14 +15,17 @@
 //! which every round trip it takes part in crosses once. `trace` replaces the bottleneck by two
 //! trace-driven links (Mahimahi mm-link) with mm-delay of half the base RTT each.
 
+use serde_json::{Map, Value};
+
 use crate::cc;
+use crate::kernel::Profile;
 use crate::metrics::results::{
     jain_index, FlowSummary, PingSummary, RunResult, RunSeries, RunSummary, SeriesOf,
 };
 use crate::net::link::Link;
 use crate::net::qdisc::QdiscSpec;
 use crate::net::trace::TraceLinkSpec;
-use crate::net::wifi::Bss;
+use crate::net::wifi::{Bss, DriverKind};
 use crate::scenario::{
     err, Direction, PathSpec, PingKindSpec, Scenario, ScenarioError, TracePathSpec, WifiPathSpec,
     WiredSpec,
@@ -140,9 +143,35 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, Sc
     )
 }
 
+/// A flow's congestion-control parameters with the kernel profile's defaults for those it
+/// leaves open: BBR's ACK-aggregation allowance (`extra_acked`) arrived in 5.1, so an earlier
+/// kernel's BBR (and the variants built on it) runs without it.
+fn kernel_cc_params(profile: &Profile, cc: &str, given: &Map<String, Value>) -> Map<String, Value> {
+    let mut params = given.clone();
+    let has = |key: &str| {
+        cc::registry::find(cc)
+            .and_then(|info| (info.defaults)().get(key).cloned())
+            .is_some()
+    };
+    if !profile.bbr_extra_acked && !params.contains_key("extra_acked") && has("extra_acked") {
+        params.insert("extra_acked".into(), Value::Bool(false));
+    }
+    params
+}
+
 fn build_wifi(s: &Scenario, w: &WifiPathSpec, world: &mut World) -> Result<Net, ScenarioError> {
-    let bss = Bss::new(&w.radio, w.stations as u16, Rng::new(s.seed, 500))
+    let profile = s.stack.profile();
+    let mut radio = w.radio.clone();
+    let kind = radio.driver().map_err(|m| err("path.radio", m))?.kind;
+    if kind == DriverKind::Iwlwifi && radio.driver.ring.is_none() {
+        // The kernel's TFD queue, stopped while fewer than n/8 entries are free.
+        let n = profile.iwlwifi_he_queue;
+        radio.driver.ring = Some(n - n / 8);
+    }
+    let bss = Bss::new(&radio, w.stations as u16, Rng::new(s.seed, 500))
         .map_err(|m| err("path.radio", m))?;
+    let mut bss = bss;
+    bss.set_dscp_map(profile.dscp_map);
     let b = world.add_bss("wifi".into(), bss);
     let mut backhaul_spec = w.backhaul_qdisc.clone();
     if let Some(buf) = w.backhaul_buffer {
@@ -283,9 +312,11 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
         };
         let data_route = world.add_route(fwd.iter().copied().chain([Hop::Receiver(id)]).collect());
         let ack_route = world.add_route(back.iter().copied().chain([Hop::Sender(id)]).collect());
-        let cc = cc::build(&f.cc, &f.cc_params)
-            .map_err(|e| err(format!("flows[{i}].cc"), e.to_string()))?;
-        let mut cfg = s.stack.sender_config(&f.cc);
+        let params = kernel_cc_params(&s.stack.profile(), &f.cc, &f.cc_params);
+        let cc =
+            cc::build(&f.cc, &params).map_err(|e| err(format!("flows[{i}].cc"), e.to_string()))?;
+        let station = matches!((&s.path, f.direction), (PathSpec::Wifi(_), Direction::Up));
+        let mut cfg = s.stack.sender_config(&f.cc, station);
         // A station's Wi-Fi driver without TSO: the kernel segments its skbs in software.
         if let (PathSpec::Wifi(w), Direction::Up) = (&s.path, f.direction) {
             let driver = w.radio.driver().map_err(|m| err("path.radio", m))?;
@@ -501,6 +532,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
     RunResult {
         summary: RunSummary {
             model: crate::MODEL,
+            kernel: s.stack.profile().kernel.name(),
             duration_s: secs(horizon),
             warmup_s: secs(s.warmup.0),
             seed: s.seed,
@@ -524,5 +556,6 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
         queues,
         wifi: world.wifi_summaries(horizon),
         series,
+        profile: s.stack.profile(),
     }
 }

@@ -264,8 +264,8 @@ fn invalid_scenarios_name_the_field_the_value_and_what_is_expected() {
         ),
         toml(
             with_stack("tsq2 = \"1ms\""),
-            "stack.tsq2: unknown field `tsq2`, expected one of `tsq`, `tp`, `offloads`, \
-             `fq_pacing`, `host_qdisc`, `limit_output_bytes`, `init_cwnd`, `min_tso_segs`, \
+            "stack.tsq2: unknown field `tsq2`, expected one of `kernel`, `tsq`, `tp`, `offloads`, \
+             `fq_pacing`, `host_qdisc`, `edt_pacing`, `limit_output_bytes`, `init_cwnd`, `min_tso_segs`, \
              `tso_rtt_log`, `mtu`, `mss`, `ecn`, `rto_min`, `delayed_ack`, `skb_overhead`",
         ),
         // The path.
@@ -724,6 +724,12 @@ const FIELDS: &[(&str, Kind, &[&str])] = {
             ],
         ),
         ("stack.tp", Count, &["1", "10"]),
+        (
+            "stack.kernel",
+            Word,
+            &[r#""4.19""#, r#""5.4""#, r#""6.12""#],
+        ),
+        ("stack.edt_pacing", Flag, FLAGS),
         ("stack.offloads", Flag, FLAGS),
         ("stack.fq_pacing", Flag, FLAGS),
         (

@@ -118,6 +118,12 @@ pub fn check_tag(tag: &str) -> Result<(), String> {
 /// The per-namespace sysctls for `stack`: (path under /proc/sys, value).
 pub fn stack_sysctls(stack: &StackSpec) -> Vec<(&'static str, String)> {
     let ecn = if stack.ecn { 1 } else { 2 };
+    // The scenario's values, or its kernel profile's.
+    let profile = stack.profile();
+    let limit_output_bytes = stack
+        .limit_output_bytes
+        .map_or(profile.limit_output_bytes, |s| s.0);
+    let tso_rtt_log = stack.tso_rtt_log.unwrap_or(profile.tso_rtt_log);
     vec![
         ("net/ipv6/conf/all/disable_ipv6", "1".into()),
         ("net/ipv6/conf/default/disable_ipv6", "1".into()),
@@ -125,7 +131,7 @@ pub fn stack_sysctls(stack: &StackSpec) -> Vec<(&'static str, String)> {
         ("net/ipv4/tcp_ecn", ecn.to_string()),
         (
             "net/ipv4/tcp_limit_output_bytes",
-            stack.limit_output_bytes.0.to_string(),
+            limit_output_bytes.to_string(),
         ),
         (
             "net/ipv4/tcp_pacing_ss_ratio",
@@ -136,7 +142,7 @@ pub fn stack_sysctls(stack: &StackSpec) -> Vec<(&'static str, String)> {
             (PACING_CA_RATIO * stack.tp).to_string(),
         ),
         ("net/ipv4/tcp_min_tso_segs", stack.min_tso_segs.to_string()),
-        ("net/ipv4/tcp_tso_rtt_log", stack.tso_rtt_log.to_string()),
+        ("net/ipv4/tcp_tso_rtt_log", tso_rtt_log.to_string()),
         (
             "net/ipv4/tcp_rmem",
             format!("4096 131072 {SOCKET_BUFFER_MAX}"),

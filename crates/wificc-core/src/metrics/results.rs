@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::kernel::Profile;
 use crate::tcp::sender::TcpSender;
 use crate::units::{secs, Nanos};
 
@@ -227,6 +228,8 @@ pub struct QueueSummary {
 pub struct RunSummary {
     /// [`crate::MODEL`] of the simulator that ran it.
     pub model: &'static str,
+    /// The kernel profile the hosts ran (`stack.kernel`).
+    pub kernel: &'static str,
     pub duration_s: f64,
     pub warmup_s: f64,
     pub seed: u64,
@@ -265,6 +268,8 @@ pub struct RunResult {
     pub queues: Vec<QueueSummary>,
     pub wifi: Vec<WifiNodeSummary>,
     pub series: RunSeries,
+    /// Every version-dependent behaviour of the kernel profile, as resolved for the run.
+    pub profile: Profile,
 }
 
 /// Jain's fairness index (sum x)^2 / (n sum x^2); None for no flows or all zero.

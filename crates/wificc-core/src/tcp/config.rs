@@ -28,8 +28,18 @@ pub struct SenderConfig {
     pub tsq: TsqMode,
     /// `sk_pacing_shift`: 10 = 1 ms of data at the pacing rate (TSQ and TSO sizing).
     pub pacing_shift: u8,
-    /// `net.ipv4.tcp_limit_output_bytes` (1 MiB since Linux 5.x: 16 x 64 KiB).
+    /// `net.ipv4.tcp_limit_output_bytes` (1 MiB since Linux 5.0: 16 x 64 KiB; 256 KiB before).
     pub limit_output_bytes: Bytes,
+    /// The cap of `limit_output_bytes` applies to paced sockets too (before 5.0).
+    pub limit_caps_paced: bool,
+    /// TSQ lets an skb through when the retransmit queue holds at most one skb (6.6+), not only
+    /// when it is empty.
+    pub tsq_single_skb: bool,
+    /// EDT pacing (4.20+): each skb's departure time follows the previous one's; before, the
+    /// hrtimer restarts from the moment an skb is sent.
+    pub edt_pacing: bool,
+    /// EDT's credit of up to half an skb's time for a late departure (4.20+).
+    pub pacing_credit: bool,
     /// `net.ipv4.tcp_pacing_ss_ratio` (200%) and `tcp_pacing_ca_ratio` (120%).
     pub pacing_ss_ratio: u32,
     pub pacing_ca_ratio: u32,
@@ -77,6 +87,10 @@ impl Default for SenderConfig {
             tsq: TsqMode::Rate,
             pacing_shift: 10,
             limit_output_bytes: 1 << 20,
+            limit_caps_paced: false,
+            tsq_single_skb: true,
+            edt_pacing: true,
+            pacing_credit: true,
             pacing_ss_ratio: 200,
             pacing_ca_ratio: 120,
             tp: 1,

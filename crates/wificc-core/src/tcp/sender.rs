@@ -424,7 +424,7 @@ impl TcpSender {
             TsqMode::Off => None,
             TsqMode::Rate => {
                 let mut limit = (2 * truesize).max(self.tp.pacing_rate >> self.tp.pacing_shift);
-                if !self.pacing_enforced() {
+                if !self.pacing_enforced() || self.cfg.limit_caps_paced {
                     limit = limit.min(self.cfg.limit_output_bytes);
                 }
                 Some(limit << factor)
@@ -449,8 +449,11 @@ impl TcpSender {
         if !over {
             return Tsq::Send;
         }
-        // Always allow a send when at most one skb is unacknowledged (or nothing is below TCP).
-        let single_skb = self.segs.front().is_none_or(|f| f.skb + 1 >= self.next_skb);
+        // Always allow a send when the retransmit queue is empty, or (6.6+) holds one skb.
+        let single_skb = self
+            .segs
+            .front()
+            .is_none_or(|f| f.skb + u64::from(self.cfg.tsq_single_skb) >= self.next_skb);
         if single_skb || self.below_packets == 0 {
             self.stats.tsq_exceptions += 1;
             return Tsq::Excepted;
@@ -708,8 +711,15 @@ impl TcpSender {
             self.wstamp = self.wstamp.max(now);
             if rate != 0 && rate != u64::MAX && self.stats.segs_sent >= 10 {
                 let len_ns = (skb_bytes as u128 * NSEC_PER_SEC as u128 / rate as u128) as u64;
-                let credit = self.wstamp - prior.min(self.wstamp);
-                self.wstamp += len_ns - (len_ns / 2).min(credit);
+                if !self.cfg.edt_pacing {
+                    // 4.13-4.19: the pacing hrtimer is armed one skb's time after now.
+                    self.wstamp = now + len_ns;
+                } else if self.cfg.pacing_credit {
+                    let credit = self.wstamp - prior.min(self.wstamp);
+                    self.wstamp += len_ns - (len_ns / 2).min(credit);
+                } else {
+                    self.wstamp += len_ns;
+                }
             }
             self.tp.tcp_wstamp_ns = self.wstamp;
         }

@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 
 use super::driver::{Aggregation, Driver, Wake};
-use super::edca::{Ac, Backoff, ACS};
+use super::edca::{Ac, Backoff, DscpMap, ACS};
 use super::phy::{
     ack_time, block_ack_time, subframe_bytes, subframe_pad, Phy, Standard, DELIMITER_BYTES, SIFS,
 };
@@ -285,6 +285,8 @@ pub struct Bss {
     driver: Driver,
     /// Neither TX status nor reception is moderated: everything reaches the host at once.
     immediate: bool,
+    /// The hosts' DSCP to access category mapping.
+    dscp_map: DscpMap,
     /// Per node.
     node: Vec<Node>,
     /// TX items of the aggregate being settled (reused).
@@ -380,6 +382,7 @@ impl Bss {
             links,
             driver,
             immediate: driver.tx_status.is_immediate() && driver.rx.is_immediate(),
+            dscp_map: DscpMap::Rfc8325,
             node: (0..nodes).map(|_| Node::default()).collect(),
             staged: Vec::new(),
             txq_spec: spec.txq.clone(),
@@ -409,6 +412,11 @@ impl Bss {
     /// The driver every node runs.
     pub fn driver(&self) -> &Driver {
         &self.driver
+    }
+
+    /// The kernel's DSCP mapping (default: the newest kernels', RFC 8325).
+    pub fn set_dscp_map(&mut self, map: DscpMap) {
+        self.dscp_map = map;
     }
 
     fn firmware(&self) -> bool {
@@ -453,7 +461,7 @@ impl Bss {
         out: &mut WifiOut,
     ) -> Option<Nanos> {
         let ac = if self.wmm {
-            Ac::from_dscp(out.pkts[pkt].dscp)
+            self.dscp_map.ac(out.pkts[pkt].dscp)
         } else {
             Ac::Be
         };

@@ -290,9 +290,10 @@ impl Driver {
                 aggregation: Aggregation::Firmware,
                 wake: Wake::PerFrame,
                 hw_queue_depth: 1,
-                // A TFD queue of 256 entries per RA/TID (IWL_DEFAULT_QUEUE_SIZE, fw/api/txq.h;
-                // HE stations get 1024 only in later kernels), stopped while fewer than
-                // n/8 = 32 entries are free (iwl_queue_init high_mark): 224 frames.
+                // A TFD queue of 256 entries per RA/TID (IWL_DEFAULT_QUEUE_SIZE, fw/api/txq.h),
+                // stopped while fewer than n/8 = 32 entries are free (iwl_queue_init
+                // high_mark): 224 frames. HE stations get 1024 entries (896) from 6.1: the
+                // scenario builder sets the ring from the kernel profile.
                 ring: 224,
                 max_subframes: 0,
                 // Aggregated frames are freed by the compressed Block Ack notification

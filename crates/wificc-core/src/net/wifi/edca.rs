@@ -16,12 +16,57 @@
 //! aCWmax 1023): AC_BK AIFSN 7, CW 15..1023; AC_BE AIFSN 3, CW 15..1023; AC_VI AIFSN 2, CW
 //! 7..15; AC_VO AIFSN 2, CW 3..7.
 //!
-//! With WMM, a packet's access category follows its DSCP as SPEC section 4 states it: EF (46)
-//! to AC_VO, CS5 (40) to AC_VI, CS1 (8) to AC_BK, anything else to AC_BE (the RFC 8325 mapping
-//! of those codepoints). Without WMM everything is AC_BE.
+//! With WMM, a packet's access category follows its DSCP as the hosts' kernel maps it
+//! ([`DscpMap`], chosen by the kernel profile): before Linux 6.8 by the precedence bits (EF and
+//! CS5 to AC_VI, CS1 to AC_BK, CS6/CS7 to AC_VO), from 6.8 with the RFC 8325 overrides (EF to
+//! AC_VO). Without WMM everything is AC_BE.
+
+use serde::Serialize;
 
 use super::phy::{SIFS, SLOT};
 use crate::units::Nanos;
+
+/// How the kernel maps a packet's DSCP to an 802.11 user priority (`cfg80211_classify8021d`,
+/// net/wireless/util.c); the user priority gives the access category (`ieee802_1d_to_ac`:
+/// UP 1-2 BK, 0 and 3 BE, 4-5 VI, 6-7 VO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DscpMap {
+    /// UP = the precedence bits, DSCP >> 3 (Linux up to 6.7): EF (46) -> UP 5 -> AC_VI.
+    Precedence,
+    /// The RFC 8325 overrides of 6fdb8b8781d5 (6.8) and a68b22e2905b (6.12): AF1x and CS2 ->
+    /// UP 0, AF2x -> 3, CS3 and AF3x -> 4, VA (44) and EF (46) -> 6, CS6 -> 7; the rest by
+    /// precedence.
+    Rfc8325,
+}
+
+impl DscpMap {
+    /// The user priority of `dscp`.
+    pub fn user_priority(self, dscp: u8) -> u8 {
+        let precedence = (dscp >> 3) & 7;
+        match self {
+            DscpMap::Precedence => precedence,
+            DscpMap::Rfc8325 => match dscp {
+                10 | 12 | 14 | 16 => 0,
+                18 | 20 | 22 => 3,
+                24 | 26 | 28 | 30 => 4,
+                44 | 46 => 6,
+                48 => 7,
+                _ => precedence,
+            },
+        }
+    }
+
+    /// The access category of a packet marked `dscp`.
+    pub fn ac(self, dscp: u8) -> Ac {
+        match self.user_priority(dscp) {
+            1 | 2 => Ac::Bk,
+            4 | 5 => Ac::Vi,
+            6 | 7 => Ac::Vo,
+            _ => Ac::Be,
+        }
+    }
+}
 
 /// Access category, in increasing priority (the order internal collisions are resolved in).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,14 +88,9 @@ pub const DSCP_EF: u8 = 46;
 impl Ac {
     pub const ALL: [Ac; ACS] = [Ac::Bk, Ac::Be, Ac::Vi, Ac::Vo];
 
-    /// The access category of a packet marked `dscp` (WMM on).
+    /// The access category of a packet marked `dscp` (WMM on) on the newest kernels.
     pub fn from_dscp(dscp: u8) -> Ac {
-        match dscp {
-            DSCP_EF => Ac::Vo,
-            DSCP_CS5 => Ac::Vi,
-            DSCP_CS1 => Ac::Bk,
-            _ => Ac::Be,
-        }
+        DscpMap::Rfc8325.ac(dscp)
     }
 
     pub fn name(self) -> &'static str {
@@ -170,7 +210,17 @@ mod tests {
         assert_eq!(Ac::from_dscp(40), Ac::Vi);
         assert_eq!(Ac::from_dscp(8), Ac::Bk);
         assert_eq!(Ac::from_dscp(0), Ac::Be);
-        assert_eq!(Ac::from_dscp(34), Ac::Be); // AF41 is not named by the mapping
+        // AF41 (34): precedence 4 -> UP 4 -> VI; CS6 -> VO; AF11 -> BE (not BK).
+        assert_eq!(Ac::from_dscp(34), Ac::Vi);
+        assert_eq!(Ac::from_dscp(48), Ac::Vo);
+        assert_eq!(Ac::from_dscp(10), Ac::Be);
+        // Before 6.8, the precedence bits alone: EF and CS5 are both UP 5, AC_VI.
+        let old = DscpMap::Precedence;
+        assert_eq!((old.user_priority(DSCP_EF), old.ac(DSCP_EF)), (5, Ac::Vi));
+        assert_eq!(old.ac(DSCP_CS5), Ac::Vi);
+        assert_eq!(old.ac(DSCP_CS1), Ac::Bk);
+        assert_eq!(old.ac(10), Ac::Bk);
+        assert_eq!(old.ac(56), Ac::Vo);
     }
 
     #[test]

@@ -1284,3 +1284,19 @@ fn link_mcs_values_are_checked() {
         "station_mcs: 3 entries for 2 station(s): expected at most one per station"
     );
 }
+
+#[test]
+fn the_kernels_dscp_map_chooses_the_access_category() {
+    // Before Linux 6.8 EF is user priority 5: AC_VI, whose frames ath9k aggregates.
+    let mut s = Sim::new(&spec("ath9k"), 1, 1);
+    s.bss
+        .set_dscp_map(crate::net::wifi::edca::DscpMap::Precedence);
+    s.send(1, 0, 3, DSCP_EF);
+    s.run_until(NSEC_PER_MSEC);
+    assert_eq!(s.log[0].who, vec![(1, Ac::Vi, 3)]);
+    // The default (6.8+, RFC 8325): AC_VO, one frame per PPDU.
+    let mut s = Sim::new(&spec("ath9k"), 1, 1);
+    s.send(1, 0, 3, DSCP_EF);
+    s.run_until(NSEC_PER_MSEC);
+    assert_eq!(s.log[0].who, vec![(1, Ac::Vo, 1)]);
+}
