@@ -23,20 +23,37 @@ import wificc
 from wificc import scenarios
 
 BBRP = ["cubic", "bbr", "bbrp"]
+BBRN = ["bbr2", "bbrn"]
+WIFI6 = ["cubic", "bbr2"]
 
 # (row, test, options, CCAs): the four rows of the drivers issue.
+# (row, test, options, CCAs): the four rows of the drivers issue, each on its study's testbed
+# kernel (BBRp 4.19, BBR-n 5.13, Wi-Fi 6 5.4; `--kernel` runs every row on one profile).
 ROWS: list[tuple[str, str, dict[str, Any], list[str]]] = [
     *[
-        (f"ath9k up {tsq}", "tcp_upload", {"path_kind": "wifi", "chipset": "ath9k", "tsq": tsq}, BBRP)
+        (f"ath9k up {tsq}", "tcp_upload", {"path_kind": "wifi", "chipset": "ath9k", "tsq": tsq, "kernel": "4.19"}, BBRP)
         for tsq in ("1ms", "4ms", "8ms")
     ],
     *[
-        (f"{chip} down", "tcp_download", {"path_kind": "wifi", "chipset": chip}, ["cubic", "bbr", "bbrp"])
+        (f"{chip} down", "tcp_download", {"path_kind": "wifi", "chipset": chip, "kernel": "4.19"}, BBRP)
         for chip in ("ath9k", "ath10k")
     ],
-    ("qca9377 up", "tcp_upload", {"path_kind": "wifi", "chipset": "qca9377"}, ["bbr2", "bbrn"]),
     *[
-        (f"ax201 up {tsq}", "tcp_upload", {"path_kind": "hybrid", "chipset": "ax201", "tsq": tsq}, ["cubic", "bbr2"])
+        (
+            f"qca9377 up {tsq}",
+            "tcp_upload",
+            {"path_kind": "wifi", "chipset": "qca9377", "tsq": tsq, "kernel": "5.13"},
+            BBRN,
+        )
+        for tsq in ("default", "1ms")
+    ],
+    *[
+        (
+            f"ax201 up {tsq}",
+            "tcp_upload",
+            {"path_kind": "hybrid", "chipset": "ax201", "tsq": tsq, "kernel": "5.4"},
+            WIFI6,
+        )
         for tsq in ("1ms", "32ms")
     ],
 ]
@@ -81,6 +98,7 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE scenario override (JSON value)")
     ap.add_argument("--only", action="append", default=[], help="row name prefix to run")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--kernel", help="run every row on this kernel profile instead of its study's")
     ap.add_argument("--json", help="write the table as JSON here")
     a = ap.parse_args()
     sets = []
@@ -93,6 +111,8 @@ def main() -> None:
     rows = [r for r in ROWS if not a.only or any(r[0].startswith(o) for o in a.only)]
     jobs, keys = [], []
     for name, test, options, ccs in rows:
+        if a.kernel:
+            options = {**options, "kernel": a.kernel}
         for cc in ccs:
             for seed in range(1, a.reps + 1):
                 jobs.append((test, options, cc, seed, a.length, sets))

@@ -162,7 +162,8 @@ def test_summary_row_is_parameters_and_summary(upload):
     row = upload.summary_row()
     assert row["path.rate"] == "50000000bit"
     assert row["flows[0].cc"] == "cubic"
-    assert row["stack.tsq"] == "1ms"
+    assert row["stack.tsq"] == "default"
+    assert row["kernel"] == "6.12"
     assert row["duration_s"] == 1.8
     assert row["total_goodput_bps"] == upload.summary["total_goodput_bps"]
 
@@ -228,7 +229,7 @@ def test_a_failed_save_leaves_the_earlier_run_and_no_staging(upload, earlier_run
 
 def test_validate_fills_defaults_and_reports_the_field():
     normalised = wificc.validate(TWO_FLOWS)
-    assert normalised["stack"]["tsq"] == "1ms"
+    assert normalised["stack"]["tsq"] == "default"
     assert normalised["path"]["qdisc"]["kind"] == "pfifo"
     assert wificc.validate(normalised) == normalised
     with pytest.raises(ValueError, match=r'^path\.rate: got 0 bit/s, expected a positive rate such as "50mbit"$'):

@@ -61,7 +61,7 @@ def test_run_json_is_one_object_with_parameters_and_summaries():
     result = invoke("run", "tcp_nup", *SHORT, "--flows", "2", "--cc-param", "beta=717", "--tsq", "4ms", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert set(report) == {"test", "parameters", "summary", "flows", "pings", "queues", "wifi", "out"}
+    assert set(report) == {"test", "parameters", "summary", "flows", "pings", "queues", "wifi", "profile", "out"}
     assert report["test"] == "tcp_nup"
     assert report["parameters"]["flows[1].cc_params.beta"] == 717
     assert report["parameters"]["stack.tsq"] == "4ms"
@@ -133,7 +133,7 @@ def test_validate_prints_the_normalised_scenario(scenario_file, tmp_path):
     normalised = json.loads(result.stdout)
     assert normalised == wificc.validate(scenario_file)
     assert normalised["duration"] == "600000000ns"
-    assert normalised["stack"]["tsq"] == "1ms"
+    assert normalised["stack"]["tsq"] == "default"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"path": {"kind": "wired", "rate": "1mbit", "rtt": "1ms"}, "stack": {"tp": 0}}))
     assert_user_error(invoke("check", str(bad)), "stack.tp: got 0, expected a pacing multiplier from 1 to 10")

@@ -266,7 +266,7 @@ def test_metadata_names_the_test_its_timing_and_wificc(results, documents):
     assert m["TIME"] == m["T0"] == "1970-01-01T00:00:00.000000Z"
     assert m["FLENT_VERSION"].startswith("wificc ")
     assert m["WIFICC_SCENARIO"] == results["tcp_nup"].scenario
-    assert m["TITLE"] == "cc:bbr path:wired rate:50Mbit rtt:20ms tsq:1ms tp:1 seed:1"
+    assert m["TITLE"] == "cc:bbr path:wired rate:50Mbit rtt:20ms tsq:default tp:1 seed:1"
     assert m["SERIES_META"]["TCP upload::2"] | {"IDX": 0} == {
         "RUNNER": "wificc",
         "UNITS": "Mbits/s",

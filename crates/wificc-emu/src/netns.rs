@@ -489,7 +489,7 @@ mod tests {
         let n = stack_notes(&stack(json!({})));
         assert_eq!(n.len(), 1);
         assert!(
-            n[0].starts_with("stack.tsq = \"1ms\": not reproduced"),
+            n[0].starts_with("stack.tsq = \"default\": not reproduced"),
             "{n:?}"
         );
         let n = stack_notes(&stack(json!({"tsq": "4ms", "offloads": false, "tp": 2})));

@@ -14,12 +14,12 @@
 use std::collections::VecDeque;
 
 use super::driver::{Aggregation, Driver, Wake};
-use super::edca::{Ac, Backoff, DscpMap, ACS};
+use super::edca::{Ac, Backoff, DscpMap, EdcaParams, ACS};
 use super::phy::{
     ack_time, block_ack_time, subframe_bytes, subframe_pad, Phy, Standard, DELIMITER_BYTES, SIFS,
 };
 use super::txq::{Mpdu, Session, TxqSpec};
-use super::{MacMode, NodeStats, WifiOut, WifiSpec, WifiStats};
+use super::{ApEdca, MacMode, NodeStats, WifiOut, WifiSpec, WifiStats};
 use crate::net::packet::{Kind, PacketRef, Packets};
 use crate::net::qdisc::Qdisc;
 use crate::sim::{stream_seed, Rng, Timer};
@@ -341,6 +341,7 @@ impl Bss {
         };
         let nodes = stations as usize + 1;
         let driver = spec.driver()?;
+        let ap_edca = spec.ap_edca;
         let depth = match driver.aggregation {
             Aggregation::Host => driver.hw_queue_depth as usize,
             Aggregation::Firmware => 1,
@@ -349,7 +350,13 @@ impl Bss {
             .flat_map(|node| {
                 Ac::ALL.into_iter().map(move |ac| Edcaf {
                     node,
-                    backoff: Backoff::new(ac),
+                    backoff: Backoff::with(
+                        ac,
+                        match (node, ap_edca) {
+                            (0, ApEdca::Hostapd) => EdcaParams::hostapd_ap(ac),
+                            _ => EdcaParams::station(ac),
+                        },
+                    ),
                     ready_at: 0,
                     hw: VecDeque::with_capacity(depth),
                     spare: Vec::with_capacity(depth),

@@ -144,10 +144,53 @@ impl Ac {
     }
 }
 
+/// The EDCA parameters of one access category at one node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EdcaParams {
+    pub aifsn: u64,
+    pub cw_min: u32,
+    pub cw_max: u32,
+}
+
+impl EdcaParams {
+    /// A station's: the default EDCA parameter set, which hostapd also advertises in its
+    /// beacons' WMM parameter element (`wmm_ac_*` defaults in hostapd.conf).
+    pub fn station(ac: Ac) -> EdcaParams {
+        EdcaParams {
+            aifsn: ac.aifsn(),
+            cw_min: ac.cw_min(),
+            cw_max: ac.cw_max(),
+        }
+    }
+
+    /// An access point's as hostapd configures it (`tx_queue_data0..3` defaults in
+    /// hostapd.conf): VO AIFSN 1 CW 3..7, VI AIFSN 1 CW 7..15, BE AIFSN 3 CW 15..63, BK AIFSN 7
+    /// CW 15..1023.
+    pub fn hostapd_ap(ac: Ac) -> EdcaParams {
+        let (aifsn, cw_min, cw_max) = match ac {
+            Ac::Vo => (1, 3, 7),
+            Ac::Vi => (1, 7, 15),
+            Ac::Be => (3, 15, 63),
+            Ac::Bk => (7, 15, 1023),
+        };
+        EdcaParams {
+            aifsn,
+            cw_min,
+            cw_max,
+        }
+    }
+
+    /// AIFS = SIFS + AIFSN x slot.
+    pub fn aifs(&self) -> Nanos {
+        SIFS + self.aifsn * SLOT
+    }
+}
+
 /// The contention state of one EDCAF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backoff {
     pub ac: Ac,
+    pub params: EdcaParams,
     /// Contention window.
     pub cw: u32,
     /// Backoff slots left when the countdown (re)starts, AIFS after the medium became idle.
@@ -155,23 +198,29 @@ pub struct Backoff {
 }
 
 impl Backoff {
+    /// A station's EDCAF of `ac`.
     pub fn new(ac: Ac) -> Self {
+        Backoff::with(ac, EdcaParams::station(ac))
+    }
+
+    pub fn with(ac: Ac, params: EdcaParams) -> Self {
         Backoff {
             ac,
-            cw: ac.cw_min(),
+            params,
+            cw: params.cw_min,
             slots: 0,
         }
     }
 
     /// When the backoff reaches zero if the medium stays idle from `idle_since`.
     pub fn expiry(&self, idle_since: Nanos) -> Nanos {
-        idle_since + self.ac.aifs() + self.slots as Nanos * SLOT
+        idle_since + self.params.aifs() + self.slots as Nanos * SLOT
     }
 
     /// The medium turns busy at `t` after being idle since `idle_since`: keep the slots not yet
     /// counted. Slots count only once AIFS has passed, and only whole slots.
     pub fn freeze(&mut self, idle_since: Nanos, t: Nanos) {
-        let start = idle_since + self.ac.aifs();
+        let start = idle_since + self.params.aifs();
         if t > start {
             let counted = ((t - start) / SLOT).min(u32::MAX as Nanos) as u32;
             self.slots = self.slots.saturating_sub(counted);
@@ -180,12 +229,12 @@ impl Backoff {
 
     /// A transmission failed: CW = min(2 CW + 1, CWmax).
     pub fn fail(&mut self) {
-        self.cw = (2 * self.cw + 1).min(self.ac.cw_max());
+        self.cw = (2 * self.cw + 1).min(self.params.cw_max);
     }
 
     /// A transmission succeeded or its frame was discarded: CW = CWmin.
     pub fn reset(&mut self) {
-        self.cw = self.ac.cw_min();
+        self.cw = self.params.cw_min;
     }
 }
 

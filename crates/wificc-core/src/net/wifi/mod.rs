@@ -90,6 +90,17 @@ fn analytic_l_oh() -> Size {
     Size(ANALYTIC_L_OH)
 }
 
+/// Where the access point's EDCA parameters come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApEdca {
+    /// hostapd's defaults for the AP's own queues (`tx_queue_data0..3`).
+    #[default]
+    Hostapd,
+    /// The same parameter set as the stations.
+    Station,
+}
+
 /// How the medium is shared.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -165,6 +176,10 @@ pub struct WifiSpec {
     /// "edca" (default), "analytic", or a table `{kind = "analytic", t_oh, l_oh, rate}`.
     #[serde(default, deserialize_with = "name_or_table")]
     pub mac: MacMode,
+    /// The access point's EDCA parameters: "hostapd" (default: hostapd.conf's `tx_queue_data*`,
+    /// VO/VI AIFSN 1, BE CWmax 63) or "station" (the stations' default parameter set).
+    #[serde(default)]
+    pub ap_edca: ApEdca,
     /// Map DSCP to access categories (default on); off: everything is best effort.
     #[serde(default = "yes")]
     pub wmm: bool,
@@ -190,6 +205,7 @@ impl Default for WifiSpec {
             mpdu_error_rate: 0.0,
             retry_limit: RETRY_LIMIT,
             mac: MacMode::Edca,
+            ap_edca: ApEdca::Hostapd,
             wmm: true,
             aggregate_vo: None,
         }

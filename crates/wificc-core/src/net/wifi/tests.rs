@@ -1300,3 +1300,27 @@ fn the_kernels_dscp_map_chooses_the_access_category() {
     s.run_until(NSEC_PER_MSEC);
     assert_eq!(s.log[0].who, vec![(1, Ac::Vo, 1)]);
 }
+
+#[test]
+fn the_ap_contends_with_hostapds_parameters() {
+    // hostapd gives the AP's own VO queue AIFSN 1: a voice frame from the idle AP starts after
+    // SIFS + 1 slot = 25 us; a station's waits AIFSN 2 = 34 us. The AP's BE window stops at 63.
+    let mut s = Sim::new(&spec("ath9k"), 1, 1);
+    s.send(0, 1, 1, DSCP_EF);
+    s.run_until(NSEC_PER_MSEC);
+    assert_eq!(s.starts(), vec![(25 * US, 0, Ac::Vo)]);
+    let spec_station = WifiSpec {
+        ap_edca: crate::net::wifi::ApEdca::Station,
+        ..spec("ath9k")
+    };
+    let mut s = Sim::new(&spec_station, 1, 1);
+    s.send(0, 1, 1, DSCP_EF);
+    s.run_until(NSEC_PER_MSEC);
+    assert_eq!(s.starts(), vec![(34 * US, 0, Ac::Vo)]);
+    let ap = crate::net::wifi::edca::EdcaParams::hostapd_ap(Ac::Be);
+    let mut b = Backoff::with(Ac::Be, ap);
+    for _ in 0..10 {
+        b.fail();
+    }
+    assert_eq!(b.cw, 63);
+}
