@@ -152,3 +152,26 @@ fn hrtimer_pacing_before_4_20_restarts_from_now() {
         e.tsq_throttled
     );
 }
+
+/// iwlwifi's TFD queue for an HE station: 256 entries (224 usable) on 5.4, 1024 (896) from 6.1.
+/// With a Block Ack window of 1024 the firmware's A-MPDUs can hold the whole ring: at most 224
+/// MPDUs on 5.4, more on 6.12.
+#[test]
+fn iwlwifi_queue_depth_follows_the_kernel() {
+    let doc = json!({"duration": "4s", "warmup": "1s",
+                     "path": {"kind": "wifi", "rtt": "2.5ms", "backhaul": "1gbit",
+                              "radio": {"chipset": "ax201", "ba_window": 1024}},
+                     "stack": {"tsq": "32ms"}, "flows": [{"cc": "cubic"}]});
+    let old = with_kernel(doc.clone(), "5.4");
+    let new = with_kernel(doc, "6.12");
+    assert!(
+        old.wifi[1].ampdu_p90.unwrap() <= 224.0,
+        "{:?}",
+        old.wifi[1].ampdu_p90
+    );
+    assert!(
+        new.wifi[1].ampdu_p90.unwrap() > 224.0,
+        "{:?}",
+        new.wifi[1].ampdu_p90
+    );
+}

@@ -125,6 +125,8 @@ pub struct TcpSender {
     /// Lowest sequence that may be lost and not yet retransmitted.
     rtx_hint: u64,
     next_skb: u64,
+    /// (MSS, the truesize software GSO charges for a segment of it).
+    full_segment: (u32, u32),
     prev_sack: [(u64, u64); 3],
     // rate sampling, RTT
     pub rate: RateSampler,
@@ -170,7 +172,13 @@ impl TcpSender {
         tp.pacing_tp = cfg.tp;
         tp.ecn_ok = cfg.ecn;
         let rto = cfg.rto_init;
+        let full_segment = (
+            cfg.mss,
+            cfg.skb_layout
+                .segment_truesize(cfg.mss, cfg.software_gso.unwrap_or(true)),
+        );
         TcpSender {
+            full_segment,
             id,
             route,
             dscp,
@@ -262,8 +270,12 @@ impl TcpSender {
         payload + self.cfg.skb_overhead as u64
     }
 
-    /// truesize of a software-GSO segment of `payload` bytes (see `SkbLayout`).
+    /// truesize of a software-GSO segment of `payload` bytes (see `SkbLayout`); a full one
+    /// is computed once.
     fn segment_truesize(&self, payload: u32) -> u32 {
+        if payload == self.full_segment.0 {
+            return self.full_segment.1;
+        }
         let sg = self.cfg.software_gso.unwrap_or(true);
         self.cfg.skb_layout.segment_truesize(payload, sg)
     }

@@ -227,6 +227,8 @@ struct Edcaf {
     /// Host aggregation: aggregates that have left the air whose TX status the host has not
     /// processed yet; they still hold their hardware-queue slots.
     unreported: usize,
+    /// Packets in this EDCAF's TXQs (part of `backlog`).
+    in_txq: usize,
 }
 
 /// A TX status posted by the hardware, waiting for the host's interrupt.
@@ -291,6 +293,10 @@ pub struct Bss {
     node: Vec<Node>,
     /// TX items of the aggregate being settled (reused).
     staged: Vec<TxItem>,
+    /// TX statuses and receptions posted and not yet handed to the host, all nodes.
+    pending: usize,
+    /// The next interrupt, once computed since the pending postings last changed.
+    next_irq: Option<Option<Nanos>>,
     txq_spec: TxqSpec,
     depth: usize,
     window: u32,
@@ -364,6 +370,7 @@ impl Bss {
                     rr: 0,
                     backlog: 0,
                     unreported: 0,
+                    in_txq: 0,
                 })
             })
             .collect();
@@ -392,6 +399,8 @@ impl Bss {
             dscp_map: DscpMap::Rfc8325,
             node: (0..nodes).map(|_| Node::default()).collect(),
             staged: Vec::new(),
+            pending: 0,
+            next_irq: None,
             txq_spec: spec.txq.clone(),
             depth,
             window,
@@ -484,7 +493,8 @@ impl Bss {
         let before = out.pkts.dropped().len();
         session.txq.enqueue(pkt, out.pkts, now);
         e.backlog += 1;
-        txq_drops(&mut e.backlog, &mut self.stats[from as usize], out, before);
+        e.in_txq += 1;
+        e.in_txq -= txq_drops(&mut e.backlog, &mut self.stats[from as usize], out, before);
         let wanted = if self.driver.wake == Wake::PerFrame {
             // The driver runs now, for this frame alone (ath9k: `drv_wake_tx_queue` ->
             // `ath_txq_schedule`, synchronously); the medium needs a look if it built.
@@ -520,7 +530,7 @@ impl Bss {
         let irq = if self.immediate {
             None
         } else {
-            self.next_interrupt()
+            self.next_irq()
         };
         let next = match (medium, irq) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -537,7 +547,7 @@ impl Bss {
 
     /// Everything that happens at `now`, in order, until nothing more does.
     fn run(&mut self, now: Nanos, out: &mut WifiOut) {
-        if !self.immediate {
+        if self.pending > 0 && self.next_irq().is_some_and(|t| t <= now) {
             self.interrupts(now, out);
         }
         loop {
@@ -582,7 +592,10 @@ impl Bss {
     /// Fill every hardware queue that has room from its TXQs.
     fn build_all(&mut self, now: Nanos, out: &mut WifiOut) {
         for ei in 0..self.edcafs.len() {
-            self.schedule(ei, now, out);
+            // With nothing queued there is nothing to hand over or build.
+            if self.edcafs[ei].backlog > 0 {
+                self.schedule(ei, now, out);
+            }
         }
     }
 
@@ -610,19 +623,26 @@ impl Bss {
         let (ring, nodes, record) = (self.driver.ring, self.nodes, now >= self.record_from);
         let e = &mut self.edcafs[ei];
         let node = &mut self.node[e.node];
+        if e.in_txq == 0 || node.in_fw >= ring {
+            return;
+        }
         let stats = &mut self.stats[e.node];
-        for i in 0..nodes {
-            let d = (e.rr + i) % nodes;
-            let Some(s) = e.sessions[d].as_deref_mut() else {
-                continue;
-            };
-            while node.in_fw < ring {
-                let Some(p) = dequeue(s, &mut e.backlog, stats, out, now, record) else {
-                    break;
-                };
-                s.fw.push_back(p);
-                node.in_fw += 1;
+        let mut d = e.rr;
+        for _ in 0..nodes {
+            if let Some(s) = e.sessions[d].as_deref_mut() {
+                while node.in_fw < ring {
+                    let got = dequeue(s, &mut e.backlog, &mut e.in_txq, stats, out, now, record);
+                    let Some(p) = got else {
+                        break;
+                    };
+                    s.fw.push_back(p);
+                    node.in_fw += 1;
+                }
             }
+            if e.in_txq == 0 {
+                return;
+            }
+            d = if d + 1 == nodes { 0 } else { d + 1 };
         }
     }
 
@@ -699,7 +719,8 @@ impl Bss {
             let pkt = match s.held.take() {
                 Some(p) => p,
                 None => {
-                    let Some(p) = dequeue(s, &mut e.backlog, stats, out, now, record) else {
+                    let got = dequeue(s, &mut e.backlog, &mut e.in_txq, stats, out, now, record);
+                    let Some(p) = got else {
                         break;
                     };
                     p
@@ -854,6 +875,8 @@ impl Bss {
             let n = (up.len() - before) as u32;
             if !rx_irq.is_immediate() && n > 0 {
                 dest.rx.push_back((ppdu_end + rx_irq.delay.0, n));
+                self.pending += 1;
+                self.next_irq = None;
             }
         }
         self.medium = Medium::Busy {
@@ -1013,9 +1036,24 @@ impl Bss {
             items,
             slot,
         });
+        self.pending += 1;
+        self.next_irq = None;
         if slot {
             self.edcafs[ei].unreported += 1;
         }
+    }
+
+    /// The next interrupt of any node (cached until the postings change).
+    fn next_irq(&mut self) -> Option<Nanos> {
+        if self.pending == 0 {
+            return None;
+        }
+        if let Some(t) = self.next_irq {
+            return t;
+        }
+        let t = self.next_interrupt();
+        self.next_irq = Some(t);
+        t
     }
 
     /// The next interrupt of any node: a TX status or received frames handed to the host.
@@ -1037,6 +1075,7 @@ impl Bss {
     /// queue slots or firmware ring entries), received frames go up the stack.
     fn interrupts(&mut self, now: Nanos, out: &mut WifiOut) {
         let (tx, rx) = (self.driver.tx_status, self.driver.rx);
+        self.next_irq = None;
         for node in 0..self.nodes {
             while let Some((fire, k)) = tx.fire(self.node[node].tx.iter().map(|s| s.posted)) {
                 if fire > now {
@@ -1048,6 +1087,7 @@ impl Bss {
                     let Some(st) = self.node[node].tx.pop_front() else {
                         break;
                     };
+                    self.pending -= 1;
                     let n = &mut self.node[node];
                     for _ in 0..st.items {
                         let Some((tsq, queued, acked)) = n.tx_items.pop_front() else {
@@ -1075,6 +1115,7 @@ impl Bss {
                     let Some((_, count)) = n.rx.pop_front() else {
                         break;
                     };
+                    self.pending -= 1;
                     for _ in 0..count {
                         if let Some(p) = n.rx_items.pop_front() {
                             out.delivered.push_back(p);
@@ -1146,6 +1187,7 @@ fn count_failure(
 fn dequeue(
     s: &mut Session,
     backlog: &mut usize,
+    in_txq: &mut usize,
     stats: &mut NodeStats,
     out: &mut WifiOut,
     now: Nanos,
@@ -1153,8 +1195,9 @@ fn dequeue(
 ) -> Option<PacketRef> {
     let before = out.pkts.dropped().len();
     let got = s.txq.dequeue(out.pkts, now);
-    txq_drops(backlog, stats, out, before);
+    *in_txq -= txq_drops(backlog, stats, out, before);
     let p = got?;
+    *in_txq -= 1;
     if record {
         stats.txq_sojourn.record(now - out.pkts[p].enqueued);
     }
@@ -1162,13 +1205,20 @@ fn dequeue(
 }
 
 /// Account the packets a TXQ dropped: those listed in `out.pkts.dropped()[before..]`.
-fn txq_drops(backlog: &mut usize, stats: &mut NodeStats, out: &mut WifiOut, before: usize) {
+/// Returns how many.
+fn txq_drops(
+    backlog: &mut usize,
+    stats: &mut NodeStats,
+    out: &mut WifiOut,
+    before: usize,
+) -> usize {
     let dropped = &out.pkts.dropped()[before..];
     *backlog -= dropped.len();
     stats.txq_drops += dropped.len() as u64;
     for &p in dropped {
         out.completed.extend(out.pkts[p].tsq_charge());
     }
+    dropped.len()
 }
 
 #[cfg(test)]

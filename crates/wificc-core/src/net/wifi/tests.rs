@@ -194,6 +194,8 @@ impl Sim {
         for e in &self.bss.edcafs {
             let queued: usize = e.sessions.iter().flatten().map(|s| s.backlog()).sum();
             assert_eq!(e.backlog, queued);
+            let in_txq: usize = e.sessions.iter().flatten().map(|s| s.txq.len()).sum();
+            assert_eq!(e.in_txq, in_txq);
         }
     }
 
