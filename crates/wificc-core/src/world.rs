@@ -829,7 +829,7 @@ impl World {
                     drops: st.drops(),
                     txq_sojourn_p50_ms: ms(st.txq_sojourn.quantile(0.5)),
                     txq_sojourn_p95_ms: ms(st.txq_sojourn.quantile(0.95)),
-                    driver: w.bss.driver().kind.name(),
+                    driver: w.bss.driver_of(n).kind.name(),
                     mcs_p50: st.mcs.quantile(0.5),
                     mcs_min: st.mcs.quantile(0.0),
                     mcs_max: st.mcs.quantile(1.0),

@@ -581,6 +581,17 @@ const FIELDS: &[(&str, Kind, &[&str])] = {
         ("path.radio.driver.ring", Count, &["1", "65536"]),
         ("path.radio.driver.max_subframes", Count, &["0", "1024"]),
         ("path.radio.driver.tso", Flag, FLAGS),
+        (
+            "path.radio.ap_driver",
+            Word,
+            &[r#""firmware""#, r#"{"kind": "generic"}"#],
+        ),
+        ("path.radio.ap_driver.ring", Count, &["1", "65536"]),
+        (
+            "path.radio.ap_edca",
+            Word,
+            &[r#""hostapd""#, r#""station""#],
+        ),
         ("path.radio.driver.sg", Flag, FLAGS),
         (
             "path.radio.driver.tx_status.delay",

@@ -282,9 +282,13 @@ enum Medium {
 pub struct Bss {
     /// The framing of the default link (the chipset's MCS); the mode and responses of all.
     framing: Framing,
-    /// Per node: the framing of that station's link (index 0: the default).
+    /// Per station: the framing of that station's transmissions (index 0: the default).
     links: Vec<Framing>,
+    /// Per station: the framing of the AP's transmissions to it (the AP's driver's limits).
+    ap_links: Vec<Framing>,
+    /// The stations' driver and the access point's.
     driver: Driver,
+    ap_driver: Driver,
     /// Neither TX status nor reception is moderated: everything reaches the host at once.
     immediate: bool,
     /// The hosts' DSCP to access category mapping.
@@ -298,7 +302,8 @@ pub struct Bss {
     /// The next interrupt, once computed since the pending postings last changed.
     next_irq: Option<Option<Nanos>>,
     txq_spec: TxqSpec,
-    depth: usize,
+    /// Hardware-queue depth of the AP and of the stations.
+    depth: [usize; 2],
     window: u32,
     error_rate: f64,
     retry_limit: u32,
@@ -347,11 +352,13 @@ impl Bss {
         };
         let nodes = stations as usize + 1;
         let driver = spec.driver()?;
+        let ap_driver = spec.ap_driver()?;
         let ap_edca = spec.ap_edca;
-        let depth = match driver.aggregation {
-            Aggregation::Host => driver.hw_queue_depth as usize,
+        let depth = |d: &Driver| match d.aggregation {
+            Aggregation::Host => d.hw_queue_depth as usize,
             Aggregation::Firmware => 1,
         };
+        let (sta_depth, ap_depth) = (depth(&driver), depth(&ap_driver));
         let edcafs = (0..nodes)
             .flat_map(|node| {
                 Ac::ALL.into_iter().map(move |ac| Edcaf {
@@ -364,8 +371,8 @@ impl Bss {
                         },
                     ),
                     ready_at: 0,
-                    hw: VecDeque::with_capacity(depth),
-                    spare: Vec::with_capacity(depth),
+                    hw: VecDeque::with_capacity(sta_depth.max(ap_depth)),
+                    spare: Vec::with_capacity(sta_depth.max(ap_depth)),
                     sessions: (0..nodes).map(|_| None).collect(),
                     rr: 0,
                     backlog: 0,
@@ -375,7 +382,7 @@ impl Bss {
             })
             .collect();
         let txq_seed = ((rng.next_u32() as u64) << 32) | rng.next_u32() as u64;
-        let framing = |phy: Phy| {
+        let framing = |phy: Phy, d: &Driver| {
             Framing::new(
                 phy,
                 mode,
@@ -384,25 +391,31 @@ impl Bss {
                 spec.airtime_cap.0,
                 window,
                 spec.aggregate_vo.unwrap_or(spec.chipset.aggregates_vo()),
-                driver.max_subframes,
+                d.max_subframes,
             )
         };
         let phy = spec.link_phy(0)?;
         let links = (0..nodes)
-            .map(|sta| spec.link_phy(sta).map(framing))
+            .map(|sta| spec.link_phy(sta).map(|p| framing(p, &driver)))
             .collect::<Result<Vec<_>, _>>()?;
+        let ap_links = (0..nodes)
+            .map(|sta| spec.link_phy(sta).map(|p| framing(p, &ap_driver)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let quiet = |d: &Driver| d.tx_status.is_immediate() && d.rx.is_immediate();
         Ok(Bss {
-            framing: framing(phy),
+            framing: framing(phy, &driver),
             links,
+            ap_links,
             driver,
-            immediate: driver.tx_status.is_immediate() && driver.rx.is_immediate(),
+            ap_driver,
+            immediate: quiet(&driver) && quiet(&ap_driver),
             dscp_map: DscpMap::Rfc8325,
             node: (0..nodes).map(|_| Node::default()).collect(),
             staged: Vec::new(),
             pending: 0,
             next_irq: None,
             txq_spec: spec.txq.clone(),
-            depth,
+            depth: [ap_depth, sta_depth],
             window,
             error_rate: spec.mpdu_error_rate,
             retry_limit: spec.retry_limit,
@@ -425,9 +438,18 @@ impl Bss {
         &self.framing.phy
     }
 
-    /// The driver every node runs.
+    /// The driver the stations run.
     pub fn driver(&self) -> &Driver {
         &self.driver
+    }
+
+    /// The driver node `node` runs (node 0: the access point).
+    pub fn driver_of(&self, node: usize) -> &Driver {
+        if node == 0 {
+            &self.ap_driver
+        } else {
+            &self.driver
+        }
     }
 
     /// The kernel's DSCP mapping (default: the newest kernels', RFC 8325).
@@ -435,14 +457,15 @@ impl Bss {
         self.dscp_map = map;
     }
 
-    fn firmware(&self) -> bool {
-        self.driver.aggregation == Aggregation::Firmware
+    /// Node `node`'s driver aggregates in firmware.
+    fn firmware(&self, node: usize) -> bool {
+        self.driver_of(node).aggregation == Aggregation::Firmware
     }
 
     /// EDCAF `ei` may build another aggregate now.
     fn has_room(&self, ei: usize) -> bool {
         let e = &self.edcafs[ei];
-        e.hw.len() + e.unreported < self.depth
+        e.hw.len() + e.unreported < self.depth[(e.node != 0) as usize]
     }
 
     /// Record histograms (A-MPDU sizes, TXQ sojourn) only from `t` on (the warm-up).
@@ -495,12 +518,13 @@ impl Bss {
         e.backlog += 1;
         e.in_txq += 1;
         e.in_txq -= txq_drops(&mut e.backlog, &mut self.stats[from as usize], out, before);
-        let wanted = if self.driver.wake == Wake::PerFrame {
+        let from = from as usize;
+        let wanted = if self.driver_of(from).wake == Wake::PerFrame {
             // The driver runs now, for this frame alone (ath9k: `drv_wake_tx_queue` ->
             // `ath_txq_schedule`, synchronously); the medium needs a look if it built.
             self.schedule(ei, now, out)
-        } else if self.firmware() {
-            self.node[from as usize].in_fw < self.driver.ring || self.edcafs[ei].hw.is_empty()
+        } else if self.firmware(from) {
+            self.node[from].in_fw < self.driver_of(from).ring || self.edcafs[ei].hw.is_empty()
         } else {
             self.has_room(ei)
         };
@@ -604,7 +628,7 @@ impl Bss {
     /// room, and the firmware readies an aggregate to contend with when it has none.
     /// True if it readied an aggregate.
     fn schedule(&mut self, ei: usize, now: Nanos, out: &mut WifiOut) -> bool {
-        if self.firmware() {
+        if self.firmware(self.edcafs[ei].node) {
             self.fill_ring(ei, now, out);
             return self.edcafs[ei].hw.is_empty()
                 && self.edcafs[ei].backlog > 0
@@ -620,7 +644,8 @@ impl Bss {
     /// Firmware aggregation: move frames of EDCAF `ei` from its TXQs (destinations in turn)
     /// into the firmware's ring while the node's ring has room.
     fn fill_ring(&mut self, ei: usize, now: Nanos, out: &mut WifiOut) {
-        let (ring, nodes, record) = (self.driver.ring, self.nodes, now >= self.record_from);
+        let ring = self.driver_of(self.edcafs[ei].node).ring;
+        let (nodes, record) = (self.nodes, now >= self.record_from);
         let e = &mut self.edcafs[ei];
         let node = &mut self.node[e.node];
         if e.in_txq == 0 || node.in_fw >= ring {
@@ -654,7 +679,7 @@ impl Bss {
         let Some(agg) = e.hw.front_mut() else {
             return;
         };
-        let framing = self.links[link(e.node, agg.dest)];
+        let framing = *link_framing(&self.links, &self.ap_links, e.node, agg.dest);
         let Some(s) = e.sessions[agg.dest].as_deref_mut() else {
             return;
         };
@@ -677,7 +702,7 @@ impl Bss {
     /// false if none has.
     fn build(&mut self, ei: usize, now: Nanos, out: &mut WifiOut) -> bool {
         let (window, nodes) = (self.window, self.nodes);
-        let firmware = self.firmware();
+        let firmware = self.firmware(self.edcafs[ei].node);
         let busy = matches!(self.medium, Medium::Busy { .. });
         let record = now >= self.record_from;
         let e = &mut self.edcafs[ei];
@@ -690,7 +715,7 @@ impl Bss {
             return false;
         };
         e.rr = (dest + 1) % nodes;
-        let framing = &self.links[link(e.node, dest)];
+        let framing = link_framing(&self.links, &self.ap_links, e.node, dest);
         let Some(s) = e.sessions[dest].as_deref_mut() else {
             return false;
         };
@@ -803,10 +828,10 @@ impl Bss {
         if self.tx.is_empty() {
             return;
         }
-        if self.firmware() {
-            // The firmware completes the A-MPDU as it wins the medium, from everything of the
-            // destination it holds.
-            for i in 0..self.tx.len() {
+        // A firmware completes the A-MPDU as it wins the medium, from everything of the
+        // destination it holds.
+        for i in 0..self.tx.len() {
+            if self.firmware(self.edcafs[self.tx[i]].node) {
                 self.top_up(self.tx[i], out);
             }
         }
@@ -823,9 +848,11 @@ impl Bss {
             stats.airtime += head.airtime + ac_response;
             if t >= self.record_from {
                 stats.ampdu_size.record(head.mpdus.len() as u64);
-                stats
-                    .mcs
-                    .record(self.links[link(e.node, head.dest)].phy.mcs as u64);
+                stats.mcs.record(
+                    link_framing(&self.links, &self.ap_links, e.node, head.dest)
+                        .phy
+                        .mcs as u64,
+                );
             }
             if self.tx.len() > 1 {
                 stats.collisions += 1;
@@ -855,7 +882,11 @@ impl Bss {
         if let [ei] = self.tx[..] {
             let e = &mut self.edcafs[ei];
             let agg = &mut e.hw[0];
-            let rx_irq = self.driver.rx;
+            let rx_irq = if agg.dest == 0 {
+                self.ap_driver.rx
+            } else {
+                self.driver.rx
+            };
             let dest = &mut self.node[agg.dest];
             let up = if rx_irq.is_immediate() {
                 &mut *out.delivered
@@ -966,7 +997,7 @@ impl Bss {
         let Some(agg) = e.hw.front_mut() else {
             return;
         };
-        let framing = self.links[link(e.node, agg.dest)];
+        let framing = *link_framing(&self.links, &self.ap_links, e.node, agg.dest);
         let Some(s) = e.sessions[agg.dest].as_deref_mut() else {
             return;
         };
@@ -1009,7 +1040,8 @@ impl Bss {
     fn post_status(&mut self, ei: usize, t: Nanos, slot: bool, out: &mut WifiOut) {
         let node = self.edcafs[ei].node;
         let record = t >= self.record_from;
-        let irq = self.driver.tx_status;
+        let firmware = self.firmware(node);
+        let irq = self.driver_of(node).tx_status;
         if irq.is_immediate() {
             let stats = &mut self.stats[node];
             stats.tx_interrupts += 1;
@@ -1019,13 +1051,13 @@ impl Bss {
                     stats.tx_completion.record(t - queued);
                 }
             }
-            if self.firmware() {
+            if firmware {
                 self.node[node].in_fw -= self.staged.len() as u32;
             }
             self.staged.clear();
             return;
         }
-        let slot = slot && !self.firmware();
+        let slot = slot && !firmware;
         let n = &mut self.node[node];
         let items = self.staged.len() as u32;
         n.tx_items.extend(self.staged.drain(..));
@@ -1058,13 +1090,14 @@ impl Bss {
 
     /// The next interrupt of any node: a TX status or received frames handed to the host.
     fn next_interrupt(&self) -> Option<Nanos> {
-        let (tx, rx) = (self.driver.tx_status, self.driver.rx);
         self.node
             .iter()
-            .flat_map(|n| {
+            .enumerate()
+            .flat_map(|(i, n)| {
+                let d = self.driver_of(i);
                 [
-                    tx.fire(n.tx.iter().map(|s| s.posted)).map(|f| f.0),
-                    rx.fire(n.rx.iter().map(|r| r.0)).map(|f| f.0),
+                    d.tx_status.fire(n.tx.iter().map(|s| s.posted)).map(|f| f.0),
+                    d.rx.fire(n.rx.iter().map(|r| r.0)).map(|f| f.0),
                 ]
             })
             .flatten()
@@ -1074,9 +1107,10 @@ impl Bss {
     /// Every interrupt due by `now`: TX statuses complete their packets (and free hardware
     /// queue slots or firmware ring entries), received frames go up the stack.
     fn interrupts(&mut self, now: Nanos, out: &mut WifiOut) {
-        let (tx, rx) = (self.driver.tx_status, self.driver.rx);
         self.next_irq = None;
         for node in 0..self.nodes {
+            let d = *self.driver_of(node);
+            let (tx, rx, firmware) = (d.tx_status, d.rx, d.aggregation == Aggregation::Firmware);
             while let Some((fire, k)) = tx.fire(self.node[node].tx.iter().map(|s| s.posted)) {
                 if fire > now {
                     break;
@@ -1098,7 +1132,7 @@ impl Bss {
                             self.stats[node].tx_completion.record(fire - queued);
                         }
                     }
-                    if self.driver.aggregation == Aggregation::Firmware {
+                    if firmware {
                         n.in_fw -= st.frames;
                     }
                     if st.slot {
@@ -1127,12 +1161,18 @@ impl Bss {
     }
 }
 
-/// Index of the link (the station's framing) between `node` and `dest`.
-fn link(node: usize, dest: usize) -> usize {
+/// The framing of a transmission from `node` to `dest`: the station's link, with the limits of
+/// the transmitter's driver.
+fn link_framing<'a>(
+    links: &'a [Framing],
+    ap_links: &'a [Framing],
+    node: usize,
+    dest: usize,
+) -> &'a Framing {
     if node == 0 {
-        dest
+        &ap_links[dest]
     } else {
-        node
+        &links[node]
     }
 }
 

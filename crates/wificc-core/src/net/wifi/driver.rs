@@ -65,6 +65,10 @@ pub enum DriverKind {
     /// iwlwifi (Intel AX201): firmware aggregation behind the TFD queues, Block Ack
     /// notifications behind the interrupt coalescing timer.
     Iwlwifi,
+    /// A firmware-aggregating access point whose driver publishes nothing of its completion
+    /// path (the Wi-Fi 6 study's ASUS RT-AX92U runs Broadcom's closed driver): no interrupt
+    /// moderation, a 1024-frame ring (assumptions).
+    Firmware,
 }
 
 impl DriverKind {
@@ -75,6 +79,7 @@ impl DriverKind {
             DriverKind::Ath9kHtc => "ath9k_htc",
             DriverKind::Ath10k => "ath10k",
             DriverKind::Iwlwifi => "iwlwifi",
+            DriverKind::Firmware => "firmware",
         }
     }
 }
@@ -285,6 +290,21 @@ impl Driver {
                 tso: false,
                 sg: false,
             },
+            DriverKind::Firmware => Driver {
+                kind,
+                aggregation: Aggregation::Firmware,
+                wake: Wake::PerFrame,
+                hw_queue_depth: 1,
+                // Assumption: a ring as deep as the HE Block Ack window (1024), the least that
+                // lets a firmware fill one HE A-MPDU.
+                ring: 1024,
+                max_subframes: 0,
+                // Assumption: no moderation; nothing published.
+                tx_status: Irq::default(),
+                rx: Irq::default(),
+                tso: true,
+                sg: true,
+            },
             DriverKind::Iwlwifi => Driver {
                 kind,
                 aggregation: Aggregation::Firmware,
@@ -310,6 +330,15 @@ impl Driver {
                 tso: false,
                 sg: true,
             },
+        }
+    }
+
+    /// The access point a BSS of stations running `kind` has by default: the same driver, but
+    /// for a client-only chip (iwlwifi) an unknown firmware-aggregating AP.
+    pub fn ap_for(kind: DriverKind) -> DriverKind {
+        match kind {
+            DriverKind::Iwlwifi => DriverKind::Firmware,
+            k => k,
         }
     }
 

@@ -146,6 +146,14 @@ pub struct WifiSpec {
     /// table with `kind` and the values to change (see [`driver`]); default the chipset's.
     #[serde(default, deserialize_with = "driver_name_or_table")]
     pub driver: DriverSpec,
+    /// The access point's driver, as `driver`; default the same as the stations'. The studies'
+    /// APs ran other chips (the Wi-Fi 6 study's ASUS RT-AX92U, Broadcom): see the presets.
+    #[serde(
+        default,
+        deserialize_with = "some_driver_name_or_table",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ap_driver: Option<DriverSpec>,
     /// Aggregates a host-aggregation driver keeps per hardware queue; default the driver's
     /// (ath9k and generic: 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -196,6 +204,7 @@ impl Default for WifiSpec {
             chipset: ChipsetSpec::default(),
             txq: TxqSpec::default(),
             driver: DriverSpec::default(),
+            ap_driver: None,
             hw_queue_depth: None,
             airtime_cap: airtime_cap(),
             max_ampdu_len: None,
@@ -237,9 +246,26 @@ impl WifiSpec {
             .map_err(|e| e.replacen("chipset.mcs", &field, 1))
     }
 
-    /// The driver, resolved from the chipset and the overrides.
+    /// The stations' driver, resolved from the chipset and the overrides.
     pub fn driver(&self) -> Result<Driver, String> {
         self.driver.resolve(&self.chipset, self.hw_queue_depth)
+    }
+
+    /// The access point's driver: `ap_driver`, or the stations' (a client-only chip's BSS:
+    /// the `firmware` AP, see [`Driver::ap_for`]).
+    pub fn ap_driver(&self) -> Result<Driver, String> {
+        match &self.ap_driver {
+            Some(d) => d
+                .resolve(&self.chipset, self.hw_queue_depth)
+                .map_err(|e| e.replacen("driver.", "ap_driver.", 1)),
+            None => {
+                let sta = self.driver()?;
+                match Driver::ap_for(sta.kind) {
+                    k if k == sta.kind => Ok(sta),
+                    k => Ok(Driver::defaults(k)),
+                }
+            }
+        }
     }
 
     /// Check every field; errors name the field, the value and what is expected.
@@ -251,6 +277,7 @@ impl WifiSpec {
         }
         self.txq.validate()?;
         self.driver()?;
+        self.ap_driver()?;
         if self.airtime_cap.0 == 0 || self.airtime_cap.0 > PPDU_MAX_TIME {
             return Err(format!(
                 "airtime_cap = \"{}ns\": expected a positive duration of at most 5.484 ms \
@@ -336,6 +363,12 @@ fn driver_name_or_table<'de, D: Deserializer<'de>>(d: D) -> Result<DriverSpec, D
         }
     }
     d.deserialize_any(V)
+}
+
+fn some_driver_name_or_table<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<DriverSpec>, D::Error> {
+    driver_name_or_table(d).map(Some)
 }
 
 /// Where a BSS puts what it produces.

@@ -1326,3 +1326,29 @@ fn the_ap_contends_with_hostapds_parameters() {
     }
     assert_eq!(b.cw, 63);
 }
+
+#[test]
+fn the_access_point_runs_its_own_driver() {
+    // ath9k stations with a generic AP: what the AP receives reaches its host at the PPDU's
+    // end; what a station receives waits for ath9k's RX mitigation (500 us).
+    let spec = WifiSpec {
+        ap_driver: Some(DriverSpec {
+            kind: Some(DriverKind::Generic),
+            ..DriverSpec::default()
+        }),
+        ..with_driver("ath9k", |_| {})
+    };
+    let mut s = Sim::new(&spec, 1, 1);
+    s.send(1, 0, 1, 0);
+    s.run_until(2 * NSEC_PER_MSEC);
+    assert_eq!(s.arrivals[0].0, s.log[0].ppdu_end);
+    s.send(0, 1, 1, 0);
+    s.run_until(4 * NSEC_PER_MSEC);
+    assert_eq!(s.arrivals[1].0, s.log[1].ppdu_end + 500 * US);
+    assert_eq!(s.bss.driver_of(0).kind, DriverKind::Generic);
+    assert_eq!(s.bss.driver_of(1).kind, DriverKind::Ath9k);
+    // A BSS of iwlwifi stations gets the firmware AP by default.
+    let bss = Bss::new(&with_driver("ax201", |_| {}), 1, Rng::new(1, STREAM)).unwrap();
+    assert_eq!(bss.driver_of(0).kind, DriverKind::Firmware);
+    assert!(bss.driver_of(0).rx.is_immediate());
+}
