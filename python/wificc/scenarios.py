@@ -746,6 +746,12 @@ def build(
         }
         for f in _flows(test, spec, options, list(cc), flows, direction)
     ]
+    path = scenario["path"]
+    stations = int(path.get("stations", 1)) if path.get("kind") == "wifi" else 1
+    if spec.layout == "count" and stations > 1:
+        # Several stations: the flows go to them in turn (flow i from station i mod N).
+        for i, f in enumerate(scenario["flows"]):
+            f.setdefault("client", i % stations)
     scenario["pings"] = _pings(spec, options, ping, ping_interval, int(scenario.get("seed", DEFAULT_SEED)))
     return scenario
 

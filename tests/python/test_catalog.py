@@ -541,3 +541,15 @@ def test_step_uses_the_capacity_after_the_step():
     # of IP; more than the 12 Mbit/s link could carry, so the flow took the new capacity.
     assert 12e6 * PAYLOAD_SHARE < f["goodput_bps"] <= 21e6 * PAYLOAD_SHARE
     assert names(stepped.flow_series) == ["TCP download"]
+
+
+def test_flows_are_spread_over_the_stations_in_turn():
+    s = scenarios.build("tcp_ndown", path_kind="wifi", stations=4, flows=4, length="2s", delay="0s")
+    assert [f["client"] for f in s["flows"]] == [0, 1, 2, 3]
+    r = wificc.run(s)
+    assert (r.flows["goodput_bps"] > 1e6).all()
+    stations = r.wifi[r.wifi["node"] > 0]
+    assert (stations["ppdus"] > 0).all()
+    # One station: no client field (the default).
+    one = scenarios.build("tcp_nup", path_kind="wifi", flows=2, length="2s")
+    assert all("client" not in f for f in one["flows"])
