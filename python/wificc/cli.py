@@ -198,7 +198,13 @@ def run(
         list[str] | None, typer.Option("--cc-param", help="KEY=VALUE for every flow's congestion control.")
     ] = None,
     flows: Annotated[int | None, typer.Option(help="Number of flows (tcp_nup, tcp_ndown).")] = None,
-    tsq: Annotated[str | None, typer.Option(help="TCP Small Queues: 1ms..1024ms, off, static:<N>p.")] = None,
+    tsq: Annotated[
+        str | None,
+        typer.Option(
+            help="TCP Small Queues: default (1 ms; on a Wi-Fi station mac80211's 4 or 8 ms), "
+            "1ms..1024ms, off, static:<N>p."
+        ),
+    ] = None,
     tp: Annotated[int | None, typer.Option(help="Pacing multiplier (TP rate) 1..10.")] = None,
     kernel: Annotated[
         str | None,
