@@ -240,6 +240,21 @@ impl FqCodel {
     /// `r = -d / quantum + 1` quanta; while no flow is positive every visit adds a quantum and
     /// moves the flow to the tail, so the fewest `r` over the list are whole passes that leave
     /// the order as it was and add `r * quantum` to every deficit.
+    /// A dequeue with every flow empty, in one pass: the round robin would visit each listed
+    /// flow (those of the new list once more from the old list, if any), find its queue empty
+    /// (`codel_dequeue` clears `dropping` then) and unlist it. The deficits it would add on
+    /// the way are not kept: a flow's deficit is set afresh when it is listed again. Drivers
+    /// dequeue until NULL (iwlwifi's `iwl_mvm_mac_itxq_xmit`), so this is one call in two.
+    fn unlist_empty(&mut self) {
+        for &i in self.new_flows.iter().chain(&self.old_flows) {
+            let flow = &mut self.flows[i];
+            flow.cvars.dropping = false;
+            flow.listed = false;
+        }
+        self.new_flows.clear();
+        self.old_flows.clear();
+    }
+
     fn skip_spent_rounds(&mut self) {
         let quantum = self.params.quantum as i64;
         let mut rounds = i64::MAX;
@@ -285,6 +300,10 @@ impl Qdisc for FqCodel {
     }
 
     fn dequeue(&mut self, pkts: &mut Packets, now: Nanos) -> Option<PacketRef> {
+        if self.len == 0 {
+            self.unlist_empty();
+            return None;
+        }
         let mut skipped = false;
         loop {
             let (from_new, idx) = match (self.new_flows.front(), self.old_flows.front()) {
@@ -609,8 +628,25 @@ mod tests {
             .collect();
         three.extend([deq; 7]);
         three.extend([enq(4, 1514), deq, deq, enq(3, 9000), deq, deq, deq]);
+        // Drained to empty with deficits spent and flows on both lists (the one-pass
+        // unlisting), then refilled in the other order: fresh deficits, new-flow priority.
+        let four = vec![
+            enq(1, 1514),
+            enq(2, 52),
+            enq(1, 1514),
+            deq,
+            deq,
+            deq,
+            deq,
+            deq,
+            enq(2, 1514),
+            enq(1, 52),
+            deq,
+            deq,
+            deq,
+        ];
         for quantum in [1, 7, 64, 300, 1514, 2000] {
-            for ops in [&one, &two, &three] {
+            for ops in [&one, &two, &three, &four] {
                 assert_same_order_as_plain_drr(quantum, ops);
             }
         }

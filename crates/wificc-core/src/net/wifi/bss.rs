@@ -1233,6 +1233,11 @@ fn dequeue(
     now: Nanos,
     record: bool,
 ) -> Option<PacketRef> {
+    if s.txq.is_empty() {
+        // Drivers dequeue until NULL: the empty dequeue updates the qdisc's state (fq_codel
+        // unlists its flows) but drops nothing.
+        return s.txq.dequeue(out.pkts, now);
+    }
     let before = out.pkts.dropped().len();
     let got = s.txq.dequeue(out.pkts, now);
     *in_txq -= txq_drops(backlog, stats, out, before);
