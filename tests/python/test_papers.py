@@ -215,13 +215,35 @@ def test_comparison_lines_ratios_and_verdicts_follow_the_rule(tmp_path):
     assert lines[0] == "# Synthetic: wificc beside the paper"
     assert lines[2] == "Paper: X (2020) (`x.md`)."
     assert "within 15%" in lines[4] and "wificc <= 1.15 x paper" in lines[4]
+    assert "For the Jain index the tolerance is 5% in place of 15%." in lines[4]
     assert lines[6] == "Lines: 10 (yes: 4, no: 3, n/a: 3)."
-    assert lines[8] == "| " + " | ".join(papers.COLUMNS) + " |"
-    assert (
-        lines[10]
-        == "| upload | cc=bbr, tsq=1ms | goodput Mbit/s | 110.00 | 100: about 100 | Fig. 7 | stated | 1.10 | yes |  |"
+    # First one line per paper entry: its rows, wificc's figures and how many judged lines agree.
+    assert lines[8:12] == [
+        "## By paper entry",
+        "",
+        "| " + " | ".join(papers.SUMMARY_COLUMNS) + " |",
+        "|---" * len(papers.SUMMARY_COLUMNS) + "|",
+    ]
+    by_entry = [line.split(" | ")[2:] for line in lines[12:18]]
+    assert [row[0] for row in by_entry] == ["cc=bbr", "cc=cubic, tsq=4ms", "cc=cubic", "every row", "cc=bbr", "cc=bbr"]
+    assert [row[-2:] for row in by_entry] == [
+        ["110.00; 84.00", "1 of 2 |"],
+        ["23.6", "0 of 1 |"],
+        ["2.09 x (230.00 / 110.00); 3.57 x (300.00 / 84.00)", "1 of 2 |"],
+        ["cubic: 5.5 > bbr: 5.0; cubic: 23.6 > bbr: 6.0", "2 of 2 |"],
+        ["19.0", "n/a |"],
+        ["50.00", "n/a |"],
+    ]
+    # Then every line by headline row.
+    assert lines[18:21] == ["", "## By headline row", ""]
+    assert lines[21] == "| " + " | ".join(papers.COLUMNS) + " |"
+    assert lines[23] == (
+        "| upload | cc=bbr, tsq=1ms | goodput Mbit/s | 110.00 | 100: about 100 | Fig. 7 | stated | 1.10 | yes |  | 1 |"
     )
-    assert len(lines) == 10 + len(frame)
+    assert len(lines) == 23 + len(frame)
+    # Over more than three lines, a numeric entry shows its span.
+    many = pd.concat([synthetic_table()] * 2, ignore_index=True)
+    assert papers.summary(papers.compare(many, paper), paper)["wificc"].iloc[0] == "84.00 .. 110.00 (4 rows)"
 
 
 def test_rule_edges():
@@ -238,6 +260,10 @@ def test_rule_edges():
     assert papers.agrees(13.1, span) and papers.agrees(19.5, span)
     assert not papers.agrees(13.0, span) and not papers.agrees(19.6, span)
     assert papers.ordered([10.0, 11.4, 13.0]) and not papers.ordered([10.0, 11.6])
+    # Jain's index has a 5% tolerance: 0.93 against about 0.89 is 4.5% off, 0.94 5.6%.
+    fair = papers.Entry("e", "value", "s", "stated", metric="jain", value=0.89)
+    assert papers.agrees(0.93, fair) and not papers.agrees(0.94, fair)
+    assert papers.ordered([0.871, 0.91], "jain") and not papers.ordered([0.871, 0.993], "jain")
     assert papers.parse_setting("cc=bbr, rtts=10ms,50ms, buffer=1bdp") == {
         "cc": "bbr",
         "rtts": "10ms,50ms",

@@ -27,7 +27,8 @@ value, such as the 512 of ``static:512p``), the ``metric`` (a column of the metr
 ``comparable = false`` marks a paper figure that is another statistic than wificc's (a mean over
 the whole test with its idle periods, a 95th percentile): shown with its ratio, never judged.
 
-**The rule** (:func:`agrees`): a difference within :data:`TOLERANCE` (15%) counts as agreement.
+**The rule** (:func:`agrees`): a difference within :data:`TOLERANCE` (15%; for Jain's index 5%,
+:data:`TOLERANCES`) counts as agreement.
 ``~``: ``|wificc / paper - 1| <= 15%``; ``<``: ``wificc <= paper x 1.15``; ``>``: ``wificc >=
 paper / 1.15``; a range: ``lo / 1.15 <= wificc <= hi x 1.15``; an order: along the paper's
 order no value exceeds the one before it by more than 15% (a smaller gap is a tie, which does
@@ -50,6 +51,9 @@ import pandas as pd
 DATA_DIR = Path(__file__).parent
 # A difference within this fraction is agreement (the module's rule).
 TOLERANCE = 0.15
+# Metrics with their own tolerance: Jain's index of two flows lies in [0.5, 1], where 15% of a
+# value near 0.9 would span a quarter of the whole range; 5% is about a tenth of it.
+TOLERANCES = {"jain": 0.05}
 # The metrics an entry may name: column of the metrics table -> how the comparison names it.
 METRICS = {
     "goodput_mbit": "goodput Mbit/s",
@@ -66,7 +70,9 @@ KINDS = ("value", "ratio", "order", "shape", "none")
 HOWS = ("stated", "derived", "plot", "shape", "not reported")
 BOUNDS = ("~", "<", ">")
 # The comparison's columns (comparison.csv, in this order).
-COLUMNS = ("experiment", "setting", "metric", "wificc", "paper", "source", "how", "ratio", "agrees", "note")
+COLUMNS = ("experiment", "setting", "metric", "wificc", "paper", "source", "how", "ratio", "agrees", "note", "entry")
+# The by-entry summary's columns (comparison.md's first table).
+SUMMARY_COLUMNS = ("entry", "experiment", "rows", "metric", "paper", "source", "how", "wificc", "agrees")
 COMPARISON_CSV = "comparison.csv"
 COMPARISON_MD = "comparison.md"
 # A setting label's parts: "cc=bbr, rtts=10ms,50ms" splits before each ", key=".
@@ -275,25 +281,32 @@ def check(paper: Paper, grids: Mapping[str, Mapping[str, Sequence[Any]]]) -> Non
 # Comparison
 
 
-def agrees(wificc: float, entry: Entry, paper_value: float | None = None) -> bool:
-    """The module's rule for a number (a metric or a ratio of two) against a value entry's or
-    ratio entry's figure (``paper_value`` replaces the entry's value)."""
-    target = entry.value if paper_value is None else paper_value
+def tolerance(metric: str | None) -> float:
+    """The fraction within which a difference in ``metric`` counts as agreement."""
+    return TOLERANCES.get(metric or "", TOLERANCE)
+
+
+def agrees(wificc: float, entry: Entry) -> bool:
+    """The module's rule for a number (a metric, or a ratio of two for a ratio entry) against
+    the entry's figure, with the tolerance of the entry's metric."""
+    tol = tolerance(entry.metric)
     if entry.range is not None and entry.kind == "value":
         low, high = entry.range
-        return low / (1 + TOLERANCE) <= wificc <= high * (1 + TOLERANCE)
+        return low / (1 + tol) <= wificc <= high * (1 + tol)
+    target = entry.value
     assert target is not None
     if entry.bound == "<":
-        return wificc <= target * (1 + TOLERANCE)
+        return wificc <= target * (1 + tol)
     if entry.bound == ">":
-        return wificc >= target / (1 + TOLERANCE)
-    return abs(wificc / target - 1) <= TOLERANCE
+        return wificc >= target / (1 + tol)
+    return abs(wificc / target - 1) <= tol
 
 
-def ordered(values: Sequence[float]) -> bool:
+def ordered(values: Sequence[float], metric: str | None = None) -> bool:
     """The rule for an order: along the paper's order no value exceeds the one before it by
-    more than the tolerance."""
-    return all(b <= a * (1 + TOLERANCE) for a, b in zip(values, values[1:], strict=False))
+    more than the metric's tolerance."""
+    tol = tolerance(metric)
+    return all(b <= a * (1 + tol) for a, b in zip(values, values[1:], strict=False))
 
 
 def _fmt(metric: str | None, value: float | None) -> str:
@@ -341,7 +354,7 @@ def compare(table: pd.DataFrame, paper: Paper) -> pd.DataFrame:
     out: list[dict[str, Any]] = []
     for exp, label, setting, row in rows:
         found = False
-        for e in paper.entries:
+        for number, e in enumerate(paper.entries, start=1):
             if e.experiment != exp or not matches(e, setting):
                 continue
             if e.kind == "order" and setting.get(e.key or "") != e.order[0]:
@@ -358,6 +371,7 @@ def compare(table: pd.DataFrame, paper: Paper) -> pd.DataFrame:
                 "ratio": "-",
                 "agrees": "n/a",
                 "note": e.note,
+                "entry": number,
             }
             mine = float(row[e.metric]) if e.metric and e.metric in row and pd.notna(row[e.metric]) else None
             if e.kind in ("value", "shape") and mine is not None:
@@ -386,7 +400,7 @@ def compare(table: pd.DataFrame, paper: Paper) -> pd.DataFrame:
                     line["wificc"] = " > ".join(
                         f"{v}: {_fmt(e.metric, x)}" for v, x in zip(e.order, values, strict=True)
                     )
-                    line["agrees"] = _verdict(ordered(values), e)
+                    line["agrees"] = _verdict(ordered(values, e.metric), e)
             out.append(line)
         if not found:
             out.append(
@@ -402,9 +416,67 @@ def compare(table: pd.DataFrame, paper: Paper) -> pd.DataFrame:
                     "ratio": "-",
                     "agrees": "n/a",
                     "note": "",
+                    "entry": 0,
                 }
             )
     return pd.DataFrame(out, columns=list(COLUMNS))
+
+
+def _rows_text(e: Entry) -> str:
+    if not e.match:
+        return "every row"
+    parts = []
+    for key, wanted in e.match.items():
+        if isinstance(wanted, str):
+            parts.append(f"{key}={wanted}")
+        elif wanted and isinstance(wanted[0], float):
+            parts.append(f"{key}={wanted[0]:g}..{wanted[1]:g}")
+        else:
+            parts.append(f"{key}={'|'.join(wanted)}")
+    return ", ".join(parts)
+
+
+def summary(frame: pd.DataFrame, paper: Paper) -> pd.DataFrame:
+    """One line per paper entry of a comparison (:func:`compare`): the rows it covers, the
+    paper's figure, wificc's figures (each, or their span over more than three lines) and how
+    many of the judged lines agree ("2 of 3"; n/a when none is judged)."""
+    out = []
+    for number, e in enumerate(paper.entries, start=1):
+        lines = frame[frame["entry"] == number]
+        if lines.empty:
+            continue
+        cells = [c for c in lines["wificc"] if c != "-"]
+        numbers = [float(c.split()[0]) for c in cells if _NUMBER.fullmatch(c.split()[0])]
+        if len(cells) <= 3:
+            mine = "; ".join(cells) or "-"
+        elif e.kind in ("value", "ratio", "shape") and len(numbers) == len(cells):
+            mine = f"{_fmt(e.metric, min(numbers))} .. {_fmt(e.metric, max(numbers))} ({len(cells)} rows)"
+            if e.kind == "ratio":
+                mine = f"{min(numbers):.2f} .. {max(numbers):.2f} x ({len(cells)} rows)"
+        else:
+            mine = f"{len(cells)} rows"
+        yes, no = int((lines["agrees"] == "yes").sum()), int((lines["agrees"] == "no").sum())
+        out.append(
+            {
+                "entry": number,
+                "experiment": e.experiment,
+                "rows": _rows_text(e),
+                "metric": METRICS.get(e.metric or "", "-"),
+                "paper": _paper_figure(e),
+                "source": e.source,
+                "how": e.how,
+                "wificc": mine,
+                "agrees": f"{yes} of {yes + no}" if yes + no else "n/a",
+            }
+        )
+    return pd.DataFrame(out, columns=list(SUMMARY_COLUMNS))
+
+
+def _table(frame: pd.DataFrame) -> list[str]:
+    lines = ["| " + " | ".join(frame.columns) + " |", "|---" * len(frame.columns) + "|"]
+    for row in frame.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |")
+    return lines
 
 
 def rule_text() -> str:
@@ -416,18 +488,21 @@ def rule_text() -> str:
         f"a bound (>): wificc >= paper / {1 + TOLERANCE:g}; a range: within it widened by {pct}% each side; "
         f"a ratio x (settings): wificc's ratio of this row to the row with those settings, by the same rules; "
         f"an ordering (largest first): along it no value exceeds the one before it by more than {pct}%. "
-        "n/a: the paper gives only a shape, the partner row is missing, or the paper's figure is "
+        + "".join(
+            f"For the {METRICS[m]} the tolerance is {round(t * 100)}% in place of {pct}%. "
+            for m, t in TOLERANCES.items()
+        )
+        + "n/a: the paper gives only a shape, the partner row is missing, or the paper's figure is "
         "another statistic. ratio: wificc / paper."
     )
 
 
 def comparison_markdown(frame: pd.DataFrame, paper: Paper, title: str) -> str:
-    """The side-by-side table as a Markdown document (``comparison.md``)."""
+    """The side-by-side table as a Markdown document (``comparison.md``): the rule, the lines by
+    paper entry (:func:`summary`), then every line by headline row."""
     counts = frame["agrees"].value_counts()
-    summary = (
-        ", ".join(f"{k}: {counts.get(k, 0)}" for k in ("yes", "no"))
-        + f", n/a: {int(len(frame) - counts.get('yes', 0) - counts.get('no', 0))}"
-    )
+    judged = int(counts.get("yes", 0) + counts.get("no", 0))
+    counts_text = f"yes: {counts.get('yes', 0)}, no: {counts.get('no', 0)}, n/a: {len(frame) - judged}"
     lines = [
         f"# {title}: wificc beside the paper",
         "",
@@ -435,11 +510,14 @@ def comparison_markdown(frame: pd.DataFrame, paper: Paper, title: str) -> str:
         "",
         rule_text(),
         "",
-        f"Lines: {len(frame)} ({summary}).",
+        f"Lines: {len(frame)} ({counts_text}).",
         "",
-        "| " + " | ".join(COLUMNS) + " |",
-        "|---" * len(COLUMNS) + "|",
+        "## By paper entry",
+        "",
+        *_table(summary(frame, paper)),
+        "",
+        "## By headline row",
+        "",
+        *_table(frame),
     ]
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |")
     return "\n".join(lines) + "\n"
