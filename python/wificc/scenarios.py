@@ -52,7 +52,10 @@ DEFAULT_TRACE_RTT = "100ms"
 DEFAULT_PATHS: dict[str, dict[str, Any]] = {
     "wired": DEFAULT_PATH,
     "trace": {"kind": "trace", "rtt": DEFAULT_TRACE_RTT},
-    # A station uploading to (or downloading from) a server on the AP's LAN.
+    # A station uploading to (or downloading from) a server on the AP's LAN. The 2 ms wired RTT
+    # is an assumption: a Gigabit Ethernet LAN's propagation is microseconds, and the value stands
+    # for the path's latency outside the Wi-Fi model; each study declares its own with its source
+    # (reproduce.Study.wired_rtt).
     "wifi": {"kind": "wifi", "rtt": "2ms", "radio": {"chipset": "ath9k"}},
     # The Wi-Fi 6 study's hybrid bottleneck: ax201 station, 1 Gbit/s backhaul, 2.5 ms base RTT.
     "hybrid": {"kind": "wifi", "rtt": "2.5ms", "radio": {"chipset": "ax201"}, "backhaul": "1gbit"},

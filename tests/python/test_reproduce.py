@@ -7,7 +7,7 @@ import pytest
 import typer
 import wificc
 from typer.testing import CliRunner
-from wificc import reproduce, scenarios
+from wificc import papers, reproduce, scenarios
 from wificc.reproduce import STUDIES, grid_of, reproduce_cmd, runs_of
 from wificc.result import Result
 from wificc.sweep import AMPDU_COLUMNS, expand, run_row
@@ -117,7 +117,7 @@ def test_quick_keeps_the_named_values_else_the_first_two():
     quick = grid_of(nflows, quick=True)
     assert quick["grid"] == {"flows": [1, 4], "cc": ["bbrn", "bbr2"]}
     # --quick shortens the runs; the study's own length (40 s) is replaced, the grid is not touched.
-    assert quick["options"] == {"path": "wifi", "chipset": "qca9377", "length": "5s", "delay": "1s"}
+    assert quick["options"] == {"path": "wifi", "rtt": "2ms", "chipset": "qca9377", "length": "5s", "delay": "1s"}
     assert nflows.grid["options"]["length"] == "40s"
     assert grid_of(nflows)["grid"]["flows"] == [1, 4, 8, 12]
 
@@ -217,6 +217,16 @@ def test_quick_apg_without_traces_writes_sweeps_figures_report_and_headline(tmp_
     markdown = (out / reproduce.HEADLINE_MD).read_text().splitlines()
     assert markdown[0] == f"# {reproduce.study('apg').title}"
     assert markdown[4] == f"| constant | cc=bbr | 2 | {rows[0][3]} | {rows[0][4]} |"
+    # Beside it, the paper's figures for the same rows (the report gives only shapes for these two).
+    comparison = pd.read_csv(out / papers.COMPARISON_CSV, keep_default_na=False, dtype=str)
+    assert comparison[["experiment", "setting", "how", "agrees"]].values.tolist() == [
+        ["constant", "cc=bbr", "shape", "n/a"],
+        ["constant", "cc=bbr_apg", "shape", "n/a"],
+        ["step", "cc=bbr", "shape", "n/a"],
+        ["step", "cc=bbr_apg", "shape", "n/a"],
+    ]
+    assert comparison["wificc"].tolist()[0] == rows[0][3]
+    assert f"beside the paper {out / papers.COMPARISON_MD}" in result.output
     # Resumable: the same command finds every run done and runs nothing more.
     again = CliRunner().invoke(app(), ["apg", "--quick", "--out", str(out), "--workers", "2"])
     assert again.exit_code == 0, again.output
