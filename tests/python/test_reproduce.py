@@ -128,7 +128,31 @@ def test_trace_experiments_read_their_files_from_the_trace_directory(traces):
     assert options == {
         "trace_up": str(traces / "Verizon-LTE-short.up"),
         "trace_down": str(traces / "Verizon-LTE-short.down"),
+        # The paper's capacities are the uplink files' over their 140 s (reproduce.APG_TRACE_RUN).
+        "direction": "up",
+        "length": "140s",
     }
+
+
+def test_apg_runs_its_data_over_the_uplink_trace_whose_mean_is_the_papers_capacity():
+    traces = reproduce.trace_dir()
+    if traces is None:
+        pytest.skip("the LTE traces are not on this machine (see reproduce.trace_dir)")
+
+    # Tables 1-2 of the BBR-APG paper: "BW Mbps" 5.96 (Verizon) and 13.35 (T-Mobile). Mahimahi
+    # delivers one 1504-byte opportunity per line of a trace; the mean over the file's 140 s is the
+    # capacity mm-throughput-graph reports.
+    def capacity_mbit(name: str) -> float:
+        stamps = [int(line) for line in (traces / name).read_text().split()]
+        return len(stamps) * 1504 * 8 / (stamps[-1] / 1000) / 1e6
+
+    assert round(capacity_mbit("Verizon-LTE-short.up"), 2) == 5.96
+    assert round(capacity_mbit("TMobile-LTE-short.up"), 2) == 13.35
+    assert abs(capacity_mbit("Verizon-LTE-short.down") - 5.96) > 0.5
+    for name in ("verizon_lte", "tmobile_lte"):
+        experiment = next(e for e in STUDIES["apg"].experiments if e.name == name)
+        assert experiment.grid["options"]["direction"] == "up"
+        assert experiment.grid["options"]["length"] == "140s"
 
 
 def test_missing_traces_leave_out_the_trace_experiments(tmp_path):
