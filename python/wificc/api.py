@@ -83,9 +83,9 @@ def run(scenario: ScenarioLike, *, memory_limit: int | str | None = None) -> Res
     """
     text, fmt = scenario_text(scenario)
     memory.check(json.loads(_core.validate(text, fmt)), memory_limit)
-    document, peak = memory.run_measured(text, fmt)
-    result = Result.from_json(document)
-    result.summary[PEAK_FIELD] = peak
+    memory.reset_peak()
+    result = Result.from_json(_core.run(text, fmt))
+    result.summary[PEAK_FIELD] = memory.peak()
     return result
 
 

@@ -15,11 +15,13 @@ is ``memory_limit`` where the API takes it, else ``WIFICC_MEMORY_LIMIT`` (a size
 ``"4000mb"`` or ``"4096mib"``), else half of the machine's physical memory: an assumption that
 leaves room for a second worker and the system.
 
-:func:`run_measured` runs a scenario and returns its peak resident memory too: the process's
-high-water mark (``VmHWM``) is reset before the run (``/proc/self/clear_refs``, Linux) and read
-after it, so that in a pool worker each run gets its own peak. The peak depends on the host and
-the allocator: it is stored with the run as ``peak_rss_bytes`` beside ``wall_s``, and like
-``wall_s`` it is left out of every comparison of results (:data:`wificc.result.HOST_FIELDS`).
+The peak of a run is the process's resident high-water mark (``VmHWM``), reset before the run
+(``/proc/self/clear_refs``, Linux) and read after it, so that in a pool worker each run gets its
+own peak: :func:`wificc.run` measures the core's run and the DataFrames built from its document,
+a sweep's worker (:func:`run_measured`) the core's run (the DataFrames are built by the parent).
+The peak depends on the host and the allocator: it is stored with the run as ``peak_rss_bytes``
+beside ``wall_s``, and like ``wall_s`` it is left out of every comparison of results
+(:data:`wificc.result.HOST_FIELDS`).
 """
 
 from __future__ import annotations
@@ -112,8 +114,8 @@ def check(scenario: Mapping[str, Any], memory_limit: int | str | None = None) ->
     return need
 
 
-def _hwm_bytes() -> int | None:
-    """The process's resident high-water mark (Linux ``VmHWM``), bytes."""
+def peak() -> int:
+    """The process's resident high-water mark (Linux ``VmHWM``; elsewhere ``ru_maxrss``), bytes."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
@@ -121,25 +123,22 @@ def _hwm_bytes() -> int | None:
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def _reset_hwm() -> bool:
-    """Reset ``VmHWM`` to the current RSS (``echo 5 > /proc/self/clear_refs``)."""
+def reset_peak() -> None:
+    """Reset ``VmHWM`` to the current RSS (``echo 5 > /proc/self/clear_refs``), so that
+    :func:`peak` then measures what follows; where that is not possible it measures the
+    process's peak so far."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
-        return True
     except OSError:
-        return False
+        pass
 
 
 def run_measured(text: str, fmt: str) -> tuple[str, int]:
-    """``_core.run(text, fmt)`` and the peak resident bytes of the process during it (without a
-    resettable high-water mark: the process's peak so far)."""
-    _reset_hwm()
+    """``_core.run(text, fmt)`` and the peak resident bytes of the process during it."""
+    reset_peak()
     document = _core.run(text, fmt)
-    peak = _hwm_bytes()
-    if peak is None:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return document, peak
+    return document, peak()
