@@ -44,10 +44,14 @@ PROPTEST_RNG_SEED ?= 20261124
 test-rust:
 	PROPTEST_RNG_SEED=$(PROPTEST_RNG_SEED) cargo test --profile ci -p wificc-core -p wificc-emu
 
+# Then the Python API: mutated documents (a fresh seed each time) in a process with a capped
+# address space; any error that is not "field: message" fails (python/wificc/fuzz.py).
 FUZZ_CASES ?= 100000
-fuzz:
+FUZZ_API_CASES ?= 3000
+fuzz: build
 	PROPTEST_CASES=$(FUZZ_CASES) cargo test --profile ci -p wificc-core --test scenario_errors \
 		no_document_makes_loading_or_running_panic
+	$(PY) -m wificc.fuzz --cases $(FUZZ_API_CASES) --seed $$(date +%s)
 
 test-python:
 	$(PY) -m pytest -q

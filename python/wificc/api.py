@@ -10,15 +10,42 @@ raises ``ValueError("field: message")`` naming the field, the value and what is 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wificc import _core
-from wificc.result import Result
+from wificc import _core, memory
+from wificc.result import PEAK_FIELD, Result
 
 ScenarioLike = Mapping[str, Any] | str | os.PathLike[str]
+
+
+# Deepest nesting of tables and lists a scenario may have (the core's scenario::MAX_DEPTH).
+MAX_DEPTH = 32
+
+
+def _check_tree(scenario: Mapping[str, Any]) -> None:
+    """Refuse what JSON cannot carry or the core would refuse anyway, naming the field: a NaN or
+    infinite float, and nesting deeper than :data:`MAX_DEPTH` (walked without recursion, so a
+    document 2000 levels deep is a ValueError rather than a RecursionError)."""
+    stack: list[tuple[Any, str, int]] = [(scenario, "", 0)]
+    while stack:
+        value, at, depth = stack.pop()
+        field = at or "(scenario)"
+        if isinstance(value, float) and not math.isfinite(value):
+            shown = "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+            raise ValueError(f"{field}: got {shown}, expected a finite number")
+        if isinstance(value, Mapping):
+            children = [(v, f"{at}.{k}" if at else str(k)) for k, v in value.items()]
+        elif isinstance(value, list | tuple):
+            children = [(v, f"{at}[{i}]") for i, v in enumerate(value)]
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"{field}: nested more than {MAX_DEPTH} tables or arrays deep, expected a scenario")
+        stack.extend((v, k, depth + 1) for v, k in children)
 
 
 def scenario_text(scenario: ScenarioLike) -> tuple[str, str]:
@@ -29,22 +56,37 @@ def scenario_text(scenario: ScenarioLike) -> tuple[str, str]:
     is TOML text.
     """
     if isinstance(scenario, Mapping):
+        _check_tree(scenario)
         try:
-            return json.dumps(scenario), "json"
+            return json.dumps(scenario, allow_nan=False), "json"
         except (TypeError, ValueError) as e:
             raise ValueError(f"(scenario): not JSON-serialisable: {e}") from e
     if isinstance(scenario, str) and ("\n" in scenario or "=" in scenario):
         return scenario, "toml"
     if not isinstance(scenario, str | os.PathLike):
         raise TypeError(f"scenario: got {type(scenario).__name__}, expected a dict, a file path or TOML text")
+    if isinstance(scenario, str) and not scenario.strip():
+        raise ValueError("scenario: got an empty string, expected a dict, a file path or TOML text")
     path = Path(scenario)
+    if path.is_dir():
+        raise ValueError(f"scenario: {str(path)!r} is a directory, expected a scenario file (TOML or JSON)")
     return path.read_text(), "json" if path.suffix.lower() == ".json" else "toml"
 
 
-def run(scenario: ScenarioLike) -> Result:
-    """Run a scenario to completion and return its :class:`Result`."""
+def run(scenario: ScenarioLike, *, memory_limit: int | str | None = None) -> Result:
+    """Run a scenario to completion and return its :class:`Result`.
+
+    A run estimated to need more memory than ``memory_limit`` (bytes or a size such as
+    ``"4000mb"``; default :func:`wificc.memory.limit`) raises
+    :class:`wificc.memory.MemoryLimitError` before it starts. The run's peak resident memory
+    is ``result.summary["peak_rss_bytes"]`` (a host measurement, as ``wall_s``).
+    """
     text, fmt = scenario_text(scenario)
-    return Result.from_json(_core.run(text, fmt))
+    memory.check(json.loads(_core.validate(text, fmt)), memory_limit)
+    memory.reset_peak()
+    result = Result.from_json(_core.run(text, fmt))
+    result.summary[PEAK_FIELD] = memory.peak()
+    return result
 
 
 def validate(scenario: ScenarioLike) -> dict[str, Any]:

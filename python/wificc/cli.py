@@ -18,7 +18,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from wificc import api, bench, bpf, emu, figures, flent, models, report, reproduce, scenarios, validation
+from wificc import api, bench, bpf, emu, figures, flent, models, report, reproduce, scenarios, storage, validation
 from wificc.result import Result, staging_path
 from wificc.sweep import sweep_command
 
@@ -228,6 +228,10 @@ def run(
     step_at: Annotated[str | None, typer.Option(help="Trace path: when the later rates start, e.g. 3s.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     out: Annotated[Path | None, typer.Option(help="Write the run's Parquet files into this directory.")] = None,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option(help="Refuse a run estimated to need more memory (e.g. 4000mb; default half the RAM)."),
+    ] = None,
 ) -> None:
     """Run a test (tcp_upload, tcp_download, tcp_nup, tcp_ndown) or a scenario file."""
     with user_errors():
@@ -256,9 +260,11 @@ def run(
             "step_at": step_at,
         }
         scenario = scenario_of(test, scenario_file, {k: v for k, v in options.items() if v is not None})
-        result = api.run(scenario)
-        if out is not None:
-            result.save(out)
+        # One writer per --out directory, from before the run until its files are stored.
+        with storage.locked(out) if out is not None else nullcontext():
+            result = api.run(scenario, memory_limit=memory_limit)
+            if out is not None:
+                result.save(out)
     if json_output:
         print(json.dumps(run_report(test, result, out)))
         return

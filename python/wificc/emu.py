@@ -242,7 +242,6 @@ class Emulator:
         self.report: dict[str, Any] | None = None
         self._proc: subprocess.Popen[str] | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
-        self._file: Path | None = None
         self._errors: Any = None
 
     def __enter__(self) -> Emulator:
@@ -269,21 +268,31 @@ class Emulator:
         raise ValueError(f"{role} {client}: not a host of this run")
 
     def _start(self) -> None:
-        fd, name = tempfile.mkstemp(prefix="wificc-emu-", suffix=".json")
         # The emulator builds the path and the stack; it checks the flows as the simulator does.
         flows = [{**f, "cc": simulator_cc(f["cc"])} for f in self.scenario.get("flows", [])]
-        with os.fdopen(fd, "w") as f:
+        # The scenario goes to the emulator in an anonymous memory file it inherits: no file on
+        # disk is left behind however this process ends (a SIGKILL included).
+        fd = os.memfd_create("wificc-emu-scenario", 0)
+        with os.fdopen(fd, "w", closefd=False) as f:
             json.dump({**self.scenario, "flows": flows}, f)
-        self._file = Path(name)
+        name = f"/proc/self/fd/{fd}"
         command = [str(emulator_binary()), "run", name, "--tag", self.tag, "--stdin-control"]
         if self.spin_us is not None:
             command += ["--spin-us", str(self.spin_us)]
         if self.rt_priority is not None:
             command += ["--rt-priority", str(self.rt_priority)]
         self._errors = tempfile.TemporaryFile(mode="w+")
-        self._proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors, text=True
-        )
+        try:
+            self._proc = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._errors,
+                text=True,
+                pass_fds=(fd,),
+            )
+        finally:
+            os.close(fd)
         threading.Thread(target=self._read_lines, daemon=True).start()
         line = self._next_line(READY_TIMEOUT_S)
         if line is None:
@@ -352,9 +361,6 @@ class Emulator:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-        if self._file is not None:
-            self._file.unlink(missing_ok=True)
-            self._file = None
         if self._errors is not None:
             self._errors.close()
             self._errors = None

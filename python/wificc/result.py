@@ -77,6 +77,12 @@ WIFI_SERIES_COLUMNS: dict[str, str] = {
 # The flow series' fields that hold the model in long form: model_series column -> field.
 MODEL_FIELDS = {"t": "model_t", "name": "model_name", "value": "model_value"}
 
+# The run summary's field with the run's peak resident memory, bytes (wificc.memory).
+PEAK_FIELD = "peak_rss_bytes"
+# Summary fields that measure the host, not the model: they differ from run to run of the same
+# scenario and seed, and every comparison of results leaves them out.
+HOST_FIELDS = ("wall_s", "speed", "events_per_s", PEAK_FIELD)
+
 # Files of a saved run, without scenario.json: table name -> file name.
 TABLE_FILES = {
     name: f"{name}.parquet"
@@ -219,7 +225,9 @@ class Result:
             for name, frame in self.tables().items():
                 frame.to_parquet(staging / TABLE_FILES[name], index=False)
             (staging / SCENARIO_FILE).write_text(json.dumps(self.scenario, indent=2) + "\n")
+            sync_tree(staging)
             _replace_dir(staging, target)
+            sync_dir(target.parent)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -284,6 +292,32 @@ def as_run(run: RunLike | str | os.PathLike[str]) -> RunLike:
 def staging_path(target: Path) -> Path:
     """A fresh hidden name beside ``target``, for writing before the rename into place."""
     return target.parent / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}"
+
+
+def sync_dir(directory: Path) -> None:
+    """fsync a directory: the names created or renamed in it are on disk."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sync_file(path: Path) -> None:
+    """fsync one file: its contents are on disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sync_tree(directory: Path) -> None:
+    """fsync every file of ``directory`` (not below it), then the directory itself."""
+    for entry in directory.iterdir():
+        if entry.is_file():
+            sync_file(entry)
+    sync_dir(directory)
 
 
 def write_file(target: str | os.PathLike[str], data: bytes) -> Path:

@@ -126,21 +126,15 @@ _SIZE_UNITS_BYTES = {
     "mb": 1_000_000,
     "mib": 1 << 20,
 }
-# Units of a rate string, in bit/s (parse.rs; "ps" and "/s" suffixes are dropped first).
+# Units of a rate string, in bit/s (parse.rs RATE_UNITS: tc's convention, "bps" is bytes/s).
 _RATE_UNITS_BPS = {
-    "bit": 1,
-    "b": 1,
     "": 1,
-    "kbit": 1_000,
-    "k": 1_000,
-    "kb": 1_000,
-    "mbit": 1_000_000,
-    "m": 1_000_000,
-    "mb": 1_000_000,
-    "gbit": 1_000_000_000,
-    "g": 1_000_000_000,
-    "gb": 1_000_000_000,
+    **{f"{p}bit{s}": m for p, m in (("", 1), ("k", 10**3), ("m", 10**6), ("g", 10**9)) for s in ("", "/s")},
+    **{f"{p}bps": 8 * m for p, m in (("", 1), ("k", 10**3), ("m", 10**6), ("g", 10**9))},
 }
+_RATE_UNITS_SHOWN = (
+    "bit, kbit, mbit, gbit (bit/s; also written kbit/s, Mbit/s, Gbit/s) or bps, kbps, mbps, gbps (bytes/s, as in tc)"
+)
 _NUMBER = re.compile(r"[0-9.eE+-]*")
 
 
@@ -278,10 +272,6 @@ def _quantity(option: str, text: str, what: str, example: str, units: Mapping[st
     if not number:
         raise ValueError(f"{option}: got {text!r}, expected a {what} such as {example}")
     unit = s[len(number) :].strip().lower()
-    if what == "rate":
-        # The core accepts "mbps" and "mbit/s" for "mbit".
-        unit = re.sub(r"(ps)+$", "", unit)
-        unit = re.sub(r"(/s)+$", "", unit)
     if unit not in units:
         raise ValueError(f"{option}: got {text!r}, expected a {what} unit of {names}")
     if not math.isfinite(value) or value < 0:
@@ -305,11 +295,12 @@ def size_bytes(option: str, text: str) -> int:
 
 
 def rate_bps(option: str, text: str) -> int:
-    """Bits per second of a rate such as ``"50mbit"``, ``"2.4gbps"`` or ``"1000"`` (bit/s).
+    """Bits per second of a rate such as ``"50mbit"``, ``"12Mbit/s"``, ``"10mbps"`` (10 MB/s,
+    tc's convention) or ``"1000"`` (bit/s).
 
     The same grammar and rounding as the core's ``parse::rate``.
     """
-    return _quantity(option, text, "rate", "'50mbit' or '1gbit'", _RATE_UNITS_BPS, "bit, kbit, mbit or gbit")
+    return _quantity(option, text, "rate", "'50mbit' or '1gbit'", _RATE_UNITS_BPS, _RATE_UNITS_SHOWN)
 
 
 def _ns(ns: int) -> str:

@@ -41,6 +41,7 @@ columns of :func:`summary_columns`.
 from __future__ import annotations
 
 import copy
+import ctypes
 import functools
 import hashlib
 import inspect
@@ -49,6 +50,7 @@ import json
 import multiprocessing
 import os
 import re
+import signal
 import tomllib
 import types
 import typing
@@ -64,8 +66,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from wificc import _core, api, flent, scenarios, storage
-from wificc.result import Result
+from wificc import _core, api, flent, memory, scenarios, storage
+from wificc.result import PEAK_FIELD, Result
 
 GridLike = Mapping[str, Any] | str | os.PathLike[str]
 
@@ -481,7 +483,8 @@ def summary_columns(result: Result) -> dict[str, Any]:
     ``<queue>_sojourn_p95_ms`` (per-packet queueing delay), ``<queue>_signal_delay_p95_ms``
     (trace links) and ``<queue>_utilization`` per watched queue; on a Wi-Fi path,
     ``ampdu_mean`` and ``ampdu_p10/p50/p90`` (MPDUs per A-MPDU) of the sending node
-    (:func:`sending_wifi_node`); ``duration_s``, ``events`` and ``wall_s`` of the run, and the
+    (:func:`sending_wifi_node`); ``duration_s``, ``events``, ``wall_s`` and ``peak_rss_bytes``
+    (the run's peak resident memory, :mod:`wificc.memory`) of the run, and the
     ``model`` fingerprint of the simulator that ran it.
     """
     raw = result.raw
@@ -505,8 +508,8 @@ def summary_columns(result: Result) -> dict[str, Any]:
     if node is not None:
         for column in AMPDU_COLUMNS:
             row[column] = node[column]
-    for key in ("duration_s", "events", "wall_s", "model"):
-        row[key] = summary[key]
+    for key in ("duration_s", "events", "wall_s", PEAK_FIELD, "model"):
+        row[key] = result.summary.get(key)
     return row
 
 
@@ -536,9 +539,12 @@ def run_row(run: Run, result: Result) -> dict[str, Any]:
 # ---- execution -------------------------------------------------------------------------------
 
 
-def simulate(text: str) -> str:
-    """Run one scenario (JSON text) and return the core's results document: the worker task."""
-    return _core.run(text, "json")
+def simulate(text: str) -> tuple[str, int]:
+    """Run one scenario (JSON text) and return the core's results document and the run's peak
+    resident bytes: the worker task. A run over the memory limit (the worker's
+    ``WIFICC_MEMORY_LIMIT`` or half its memory) fails before it starts."""
+    memory.check(json.loads(_core.validate(text, "json")))
+    return memory.run_measured(text, "json")
 
 
 class _Collector:
@@ -552,14 +558,17 @@ class _Collector:
         self.failures: list[str] = []
         # Called with each stored run (the progress bar).
         self.stored: Callable[[Run], None] = lambda run: None
+        # Ids of the runs stored.
+        self.stored_ids: set[str] = set()
 
-    def take(self, run: Run, results_document: Callable[[], str]) -> None:
+    def take(self, run: Run, results_document: Callable[[], tuple[str, int]]) -> None:
         try:
-            text = results_document()
+            text, peak = results_document()
         except Exception as e:
             self.failures.append(f"{run.id} ({run.label()}): {e}")
             return
         result = Result.from_json(text)
+        result.summary[PEAK_FIELD] = peak
         model = result.summary.get("model")
         if model != _core.MODEL:
             # A Dask worker with another build: storing its run would mix two simulators.
@@ -574,6 +583,7 @@ class _Collector:
             flent.export(result, directory / f"{test}{flent.SUFFIX}", test=test)
 
         storage.write_run(self.out, run.id, result, run_row(run, result), flent_file if test else None)
+        self.stored_ids.add(run.id)
         self.stored(run)
 
 
@@ -587,15 +597,43 @@ def _execute_local(todo: list[Run], workers: int, collector: _Collector) -> None
     # `if __name__ == "__main__"` guard (the progress bar has no thread to fork, see bar_of).
     fork = "fork" in multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if fork else None)
-    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(todo)),
+        mp_context=context,
+        initializer=_worker_init,
+        initargs=(os.getpid(),),
+    )
+    with pool:
         futures = {pool.submit(simulate, json.dumps(run.scenario)): run for run in todo}
         try:
             for future in as_completed(futures):
                 collector.take(futures[future], future.result)
         except BaseException:
-            # Interrupted: drop the queued runs rather than simulate them for nothing.
+            # Interrupted (Ctrl-C, a failed write): the workers die now, mid-run, rather than
+            # finish runs nobody stores; the queued runs are dropped.
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            for process in processes:
+                process.kill()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+# prctl(2) option: the signal a process gets when its parent dies (include/uapi/linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _worker_init(parent: int) -> None:
+    """Set up a pool worker: it dies with the sweep, however the sweep ends. The kernel sends it
+    SIGKILL when its parent dies (PR_SET_PDEATHSIG, Linux); if the parent died before this ran,
+    it exits now. Ctrl-C is the parent's to handle: the parent kills its workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's kill on interruption still applies
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 @contextmanager
@@ -688,13 +726,32 @@ def sweep(
     tests = flent_tests(runs) if wants_flent else {}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    with storage.locked(out):
+        return _sweep_locked(grid, out, runs, tests, scheduler, workers, console, progress)
+
+
+def _sweep_locked(
+    grid: GridLike,
+    out: Path,
+    runs: list[Run],
+    tests: Mapping[str, str],
+    scheduler: Any,
+    workers: int | None,
+    console: Console | None,
+    progress: bool,
+) -> pd.DataFrame:
+    """:func:`sweep` once it holds the results directory's lock."""
     _store_grid(out, grid)
     order = [run.id for run in runs]
-    done = storage.finished_ids(out)
-    stale = storage.stale_ids(out, done.intersection(order), _core.MODEL)
-    done -= stale
-    if done:
-        storage.rebuild(out, order)
+    intact, damaged = storage.verified_ids(out, storage.finished_ids(out))
+    notes = []
+    for run_id_, problem in sorted(damaged.items()):
+        notes.append(f"{storage.runs_dir(out) / run_id_}: damaged ({problem}); running it again")
+        storage.discard(out, run_id_)
+    stale = storage.stale_ids(out, intact.intersection(order), _core.MODEL)
+    done = intact - stale
+    if done or damaged:
+        storage.rebuild(out, order, intact)
     todo = [run for run in runs if run.id not in done]
     for run_id_ in done & tests.keys():
         stored = storage.runs_dir(out) / run_id_
@@ -706,6 +763,8 @@ def sweep(
     cluster = _dask_client(scheduler) if scheduler is not None and todo else nullcontext()
     try:
         with cluster as client, bar_of(console, progress) as bar:
+            for note in notes:
+                bar.console.print(note)
             if stale:
                 bar.console.print(
                     f"{len(stale)} stored runs come from another simulator model than this one "
@@ -719,7 +778,7 @@ def sweep(
                 _execute_local(todo, workers or os.cpu_count() or 1, collector)
     finally:
         storage.clean_staging(out)
-        table = storage.rebuild(out, order)
+        table = storage.rebuild(out, order, intact | collector.stored_ids)
     if collector.failures:
         failures = collector.failures
         raise SweepError(f"{len(failures)} of {len(todo)} runs failed: " + "; ".join(failures))
@@ -742,12 +801,19 @@ def sweep_command(
         bool | None,
         typer.Option("--flent/--no-flent", help="Write each run's .flent.gz (default: the grid's 'flent')."),
     ] = None,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option(help="Refuse runs estimated to need more memory (e.g. 4000mb; default half the RAM)."),
+    ] = None,
 ) -> None:
     """Run a parameter sweep from a TOML grid; a re-run skips finished runs."""
     from wificc.cli import user_errors
 
     target = out if out is not None else Path("results") / grid.stem
     with user_errors():
+        if memory_limit is not None:
+            # Read by every local worker (forked from here) before each run.
+            os.environ[memory.ENV_LIMIT] = str(memory.limit(memory_limit))
         try:
             table = sweep(
                 grid, target, workers=workers, scheduler=scheduler, repetitions=repetitions, flent_files=flent_files

@@ -340,7 +340,8 @@ def test_every_catalog_entry_validates_in_the_core(trace_files):
         (
             "step",
             {"rates": "12mbit,3fast"},
-            "--rates: got '3fast', expected a rate unit of bit, kbit, mbit or gbit",
+            "--rates: got '3fast', expected a rate unit of bit, kbit, mbit, gbit (bit/s; also written kbit/s, "
+            "Mbit/s, Gbit/s) or bps, kbps, mbps, gbps (bytes/s, as in tc)",
         ),
         ("step", {"rates": "12mbit,-1mbit"}, "--rates: got '-1mbit', expected a non-negative rate"),
         ("step", {"rates": "12mbit,0"}, "--rates: got '12mbit,0', expected a positive last rate"),
@@ -392,15 +393,27 @@ def test_trace_files_and_a_schedule_exclude_each_other(trace_files):
 
 
 def test_rate_parsing_agrees_with_the_core():
-    # 2.4 Gbit/s; "mbps" and "mbit/s" are "mbit"; a bare number is bit/s.
-    assert scenarios.rate_bps("x", "2.4gbps") == 2_400_000_000
-    assert scenarios.rate_bps("x", "12mbit/s") == 12_000_000
-    assert scenarios.rate_bps("x", "300k") == 300_000
+    # tc's units: "bit" forms are bit/s (also "Mbit/s"), "bps" forms bytes/s; a bare number is bit/s.
+    assert scenarios.rate_bps("x", "2.5gbps") == 20_000_000_000
+    assert scenarios.rate_bps("x", "12Mbit/s") == 12_000_000
+    assert scenarios.rate_bps("x", "3kbps") == 24_000
     assert scenarios.rate_bps("x", "1500") == 1500
-    for text in ("2.4gbps", "12mbit/s", "300k", "1500", "1e3kbit"):
+    for text in ("2.5gbps", "12Mbit/s", "3kbps", "1500", "1e3kbit", "7bps"):
         path = {"kind": "wired", "rate": text, "rtt": "1ms"}
         # The core normalises a rate to "<bit/s>bit".
         assert wificc.validate({"path": path})["path"]["rate"] == f"{scenarios.rate_bps('x', text)}bit"
+    # Spellings whose unit is ambiguous are refused by both, with the same list.
+    for text in ("50MB/s", "300k", "50mb", "1g"):
+        with pytest.raises(ValueError) as front:
+            scenarios.rate_bps("path.rate", text)
+        with pytest.raises(ValueError) as core:
+            wificc.validate({"path": {"kind": "wired", "rate": text, "rtt": "1ms"}})
+        want = (
+            f'path.rate: got "{text}", expected a rate unit of bit, kbit, mbit, gbit (bit/s; also written '
+            "kbit/s, Mbit/s, Gbit/s) or bps, kbps, mbps, gbps (bytes/s, as in tc)"
+        )
+        assert str(core.value) == want
+        assert str(front.value) == want.replace(f'"{text}"', repr(text))
 
 
 # --- describe ------------------------------------------------------------------------------

@@ -19,10 +19,14 @@ import wificc
 from rich.console import Console
 from typer.testing import CliRunner
 from wificc import flent, storage
-from wificc.result import SCENARIO_FILE, TABLE_FILES
+from wificc.result import PEAK_FIELD, SCENARIO_FILE, TABLE_FILES
 from wificc.sweep import SweepError, expand, run_id, sweep_command
 
 sweep_module = sys.modules["wificc.sweep"]
+
+# The columns of runs.parquet that measure the host, not the model: they differ between two
+# runs of one scenario.
+HOST_COLUMNS = ["wall_s", PEAK_FIELD]
 
 # Short runs: 2 s of TCP between 0.5 s of ping-only time.
 SHORT = {"length": "2s", "delay": "0.5s"}
@@ -247,7 +251,12 @@ def test_a_small_sweep_writes_the_results_directory(tmp_path):
     # Each run directory holds the run itself: its tables, scenario and row.
     run = runs[5]
     directory = out / storage.RUNS_DIR / run.id
-    assert {p.name for p in directory.iterdir()} == {*TABLE_FILES.values(), SCENARIO_FILE, storage.ROW_FILE}
+    assert {p.name for p in directory.iterdir()} == {
+        *TABLE_FILES.values(),
+        SCENARIO_FILE,
+        storage.ROW_FILE,
+        storage.MANIFEST_FILE,
+    }
     assert json.loads((directory / SCENARIO_FILE).read_text()) == run.scenario
     direct = wificc.run(run.scenario)
     row = table.iloc[5]
@@ -282,7 +291,7 @@ def test_a_rerun_skips_finished_runs_and_redoes_only_missing_ones(tmp_path, monk
     again = wificc.sweep(_short_grid(), out, workers=1, console=Console(file=shown, width=100))
     assert calls == []
     assert shown.getvalue().startswith("sweep (4 of 4 already done) ")
-    pd.testing.assert_frame_equal(again.drop(columns="wall_s"), first.drop(columns="wall_s"))
+    pd.testing.assert_frame_equal(again.drop(columns=HOST_COLUMNS), first.drop(columns=HOST_COLUMNS))
     # Lose one run and the table: only that run is simulated again, the table is rebuilt.
     lost = first["run_id"][2]
     for path in (out / storage.RUNS_DIR / lost).iterdir():
@@ -314,6 +323,8 @@ def test_runs_stored_by_another_simulator_model_are_run_again_and_replaced(tmp_p
         edit(row)
         row.update(total_goodput_bps=-1.0)
         row_file.write_text(json.dumps(row))
+        # Stored so by that simulator: its manifest vouches for the row.
+        storage.write_manifest(row_file.parent)
     calls = []
     simulate = sweep_module.simulate
     monkeypatch.setattr(sweep_module, "simulate", lambda text: calls.append(text) or simulate(text))
@@ -323,7 +334,7 @@ def test_runs_stored_by_another_simulator_model_are_run_again_and_replaced(tmp_p
         f"2 stored runs come from another simulator model than this one ({wificc._core.MODEL}): running them again\n"
     )
     assert sorted(run_id(json.loads(text)) for text in calls) == sorted([older, unlabelled])
-    pd.testing.assert_frame_equal(again.drop(columns="wall_s"), first.drop(columns="wall_s"))
+    pd.testing.assert_frame_equal(again.drop(columns=HOST_COLUMNS), first.drop(columns=HOST_COLUMNS))
     # Replaced in place: no second copy and no hidden leftover beside the runs.
     assert sorted(p.name for p in (out / storage.RUNS_DIR).iterdir()) == sorted(first["run_id"])
     calls.clear()
@@ -369,9 +380,10 @@ def _fails(simulate, text):
 
 def _other_model(simulate, text):
     # A Dask worker with another build returns documents of another model.
-    document = json.loads(simulate(text))
+    text, peak = simulate(text)
+    document = json.loads(text)
     document["summary"]["model"] = "f" * 16
-    return json.dumps(document)
+    return json.dumps(document), peak
 
 
 @pytest.mark.parametrize(
@@ -421,7 +433,7 @@ def test_a_killed_sweep_resumes_and_finds_every_run_exactly_once(tmp_path):
     # What the killed sweep left is whole: every visible run directory is complete.
     for run_id_ in finished:
         names = {p.name for p in (out / storage.RUNS_DIR / run_id_).iterdir()}
-        assert names == {*TABLE_FILES.values(), SCENARIO_FILE, storage.ROW_FILE}
+        assert names == {*TABLE_FILES.values(), SCENARIO_FILE, storage.ROW_FILE, storage.MANIFEST_FILE}
     table = wificc.sweep(INTERRUPTED_GRID, out, workers=2, progress=False)
     assert table["run_id"].tolist() == [r.id for r in runs]
     entries = sorted(p.name for p in (out / storage.RUNS_DIR).iterdir())
@@ -439,7 +451,7 @@ def test_dask_local_cluster_gives_the_same_table_as_the_local_pool(tmp_path):
         n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
     ) as cluster:
         table = wificc.sweep(_short_grid(), tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
-    columns = [c for c in local if c != "wall_s"]
+    columns = [c for c in local if c not in HOST_COLUMNS]
     pd.testing.assert_frame_equal(table[columns], local[columns])
     assert storage.finished_ids(tmp_path / "dask") == set(local["run_id"])
 

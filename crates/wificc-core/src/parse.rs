@@ -97,22 +97,41 @@ pub fn duration(s: &str) -> Result<Nanos, String> {
     scaled(&n, scale, MAX_DURATION, s, "1000000s (11.6 days)")
 }
 
-/// Parse a rate: `50mbit`, `1gbit`, `300kbit`, `100bit`, `2.4gbps`, or a bare number of bit/s.
+/// The rate units a scenario may write, in tc's convention (tc-rate in tc(8), `get_rate` in
+/// iproute2's tc/tc_util.c): `bit`, `kbit`, `mbit`, `gbit` are bits per second, `bps`, `kbps`,
+/// `mbps`, `gbps` BYTES per second; case does not matter, and a bit unit may also be written
+/// `kbit/s`, `Mbit/s`. A bare number is bit/s. Anything else ("mb", "50MB/s", "300k") is
+/// refused rather than guessed.
+pub const RATE_UNITS: [(&str, BitsPerSec); 13] = [
+    ("", 1),
+    ("bit", 1),
+    ("kbit", 1_000),
+    ("mbit", 1_000_000),
+    ("gbit", 1_000_000_000),
+    ("bit/s", 1),
+    ("kbit/s", 1_000),
+    ("mbit/s", 1_000_000),
+    ("gbit/s", 1_000_000_000),
+    ("bps", 8),
+    ("kbps", 8_000),
+    ("mbps", 8_000_000),
+    ("gbps", 8_000_000_000),
+];
+
+/// What an error lists as the accepted rate units.
+pub const RATE_UNITS_SHOWN: &str = "bit, kbit, mbit, gbit (bit/s; also written kbit/s, Mbit/s, \
+                                    Gbit/s) or bps, kbps, mbps, gbps (bytes/s, as in tc)";
+
+/// Parse a rate: `50mbit`, `1gbit`, `300kbit`, `100bit`, `12Mbit/s`, `10mbps` (10 MB/s = 80
+/// Mbit/s), or a bare number of bit/s.
 pub fn rate(s: &str) -> Result<BitsPerSec, String> {
     let (n, unit) = split_number(s)
         .ok_or_else(|| format!("got {s:?}, expected a rate such as \"50mbit\" or \"1gbit\""))?;
     finite_nonneg(&n, s, "rate")?;
-    let unit = unit.trim_end_matches("ps").trim_end_matches("/s");
-    let scale = match unit {
-        "" | "bit" | "b" => 1,
-        "kbit" | "k" | "kb" => 1_000,
-        "mbit" | "m" | "mb" => 1_000_000,
-        "gbit" | "g" | "gb" => 1_000_000_000,
-        _ => {
-            return Err(format!(
-                "got {s:?}, expected a rate unit of bit, kbit, mbit or gbit"
-            ))
-        }
+    let Some(&(_, scale)) = RATE_UNITS.iter().find(|(u, _)| *u == unit) else {
+        return Err(format!(
+            "got {s:?}, expected a rate unit of {RATE_UNITS_SHOWN}"
+        ));
     };
     scaled(
         &n,
@@ -301,9 +320,26 @@ mod tests {
     fn rates() {
         assert_eq!(rate("50mbit"), Ok(50_000_000));
         assert_eq!(rate("1gbit"), Ok(1_000_000_000));
-        assert_eq!(rate("2.4gbps"), Ok(2_400_000_000));
         assert_eq!(rate("12Mbit"), Ok(12_000_000));
-        assert!(rate("fast").is_err());
+        assert_eq!(rate("12Mbit/s"), Ok(12_000_000));
+        assert_eq!(rate("300kbit/s"), Ok(300_000));
+        assert_eq!(rate("1500"), Ok(1500));
+        // tc: "bps" is bytes per second, so 50mbps is 400 Mbit/s and 2.5gbps 20 Gbit/s.
+        assert_eq!(rate("50mbps"), Ok(400_000_000));
+        assert_eq!(rate("50MBps"), Ok(400_000_000));
+        assert_eq!(rate("2.5gbps"), Ok(20_000_000_000));
+        assert_eq!(rate("3kbps"), Ok(24_000));
+        assert_eq!(rate("7bps"), Ok(56));
+        // Ambiguous spellings are refused with the list, not read as bits.
+        for bad in ["50MB/s", "50mb", "300k", "1m", "5b", "50mbit/sec"] {
+            assert_eq!(
+                rate(bad),
+                Err(format!(
+                    "got {bad:?}, expected a rate unit of {RATE_UNITS_SHOWN}"
+                )),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

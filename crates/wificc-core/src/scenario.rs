@@ -519,6 +519,7 @@ impl Scenario {
                 .map_err(|e| err("(document)", format!("invalid JSON: {e}")))?,
             Format::Toml => {
                 let t: toml::Value = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+                check_toml_numbers(&t, "")?;
                 serde_json::to_value(t).map_err(|e| err("(document)", e.to_string()))?
             }
         };
@@ -536,10 +537,16 @@ impl Scenario {
                 ),
             ));
         }
+        check_depth(&value)?;
         let s: Scenario = serde_path_to_error::deserialize(&value).map_err(|e| {
             let path = e.path().to_string();
             locate(&value, &path, e.into_inner().to_string())
         })?;
+        // What serde lets through: a struct read positionally from an array, keys that a
+        // tagged table's unit variant (mac = {kind = "edca"}) ignores. Every table and key
+        // given must be one the normalised scenario has.
+        let read = serde_json::to_value(&s).map_err(|e| err("(scenario)", e.to_string()))?;
+        check_shape(&value, &read, "")?;
         s.validate()?;
         Ok(s)
     }
@@ -752,6 +759,103 @@ fn check_dscp(field: String, dscp: Dscp) -> Result<(), ScenarioError> {
         return Err(err(field, bad_dscp(dscp.value())));
     }
     Ok(())
+}
+
+/// Deepest nesting of tables and arrays a scenario may have. A scenario's own structure is 5
+/// levels deep (path.radio.driver...); cc parameters are flat. The bound makes a deeply nested
+/// document an error with a name instead of a stack overflow in whatever walks it.
+pub const MAX_DEPTH: usize = 32;
+
+/// `at`'s child `key`, as serde_path_to_error writes field paths.
+fn child(at: &str, key: &str) -> String {
+    if at.is_empty() {
+        key.to_string()
+    } else {
+        format!("{at}.{key}")
+    }
+}
+
+fn field_or_scenario(at: &str) -> &str {
+    if at.is_empty() {
+        "(scenario)"
+    } else {
+        at
+    }
+}
+
+/// Refuse documents nested deeper than [`MAX_DEPTH`] (iteratively: no recursion to overflow).
+fn check_depth(doc: &Value) -> Result<(), ScenarioError> {
+    let mut stack = vec![(doc, String::new(), 0usize)];
+    while let Some((v, at, depth)) = stack.pop() {
+        let children: Vec<(&Value, String)> = match v {
+            Value::Object(m) => m.iter().map(|(k, v)| (v, child(&at, k))).collect(),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v, format!("{at}[{i}]")))
+                .collect(),
+            _ => continue,
+        };
+        if depth >= MAX_DEPTH {
+            return Err(err(
+                field_or_scenario(&at),
+                format!("nested more than {MAX_DEPTH} tables or arrays deep, expected a scenario"),
+            ));
+        }
+        stack.extend(children.into_iter().map(|(v, at)| (v, at, depth + 1)));
+    }
+    Ok(())
+}
+
+/// TOML can write `nan` and `inf`, which JSON (and every scenario field) has no place for.
+fn check_toml_numbers(v: &toml::Value, at: &str) -> Result<(), ScenarioError> {
+    match v {
+        toml::Value::Float(x) if !x.is_finite() => Err(err(
+            field_or_scenario(at),
+            format!("got {x}, expected a finite number"),
+        )),
+        toml::Value::Table(t) => t
+            .iter()
+            .try_for_each(|(k, v)| check_toml_numbers(v, &child(at, k))),
+        toml::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| check_toml_numbers(v, &format!("{at}[{i}]"))),
+        _ => Ok(()),
+    }
+}
+
+/// Compare the document as `given` with the scenario as `read` back from it: an array where a
+/// table was read is serde's sequence form of a struct (`flows = [["f", "bbr"]]` read by
+/// position), and a key of a table that the normalised table lacks was ignored. Both are
+/// refused. Keys given as null or `[]` may be absent from the normalised table: they are
+/// defaults that it leaves out.
+fn check_shape(given: &Value, read: &Value, at: &str) -> Result<(), ScenarioError> {
+    match (given, read) {
+        (Value::Array(_), Value::Object(_)) => Err(err(
+            field_or_scenario(at),
+            "got an array, expected a table of named fields (the positional form of a table \
+             is not accepted)",
+        )),
+        (Value::Array(g), Value::Array(r)) => g
+            .iter()
+            .zip(r)
+            .enumerate()
+            .try_for_each(|(i, (g, r))| check_shape(g, r, &format!("{at}[{i}]"))),
+        (Value::Object(g), Value::Object(r)) => g.iter().try_for_each(|(k, v)| match r.get(k) {
+            Some(rv) => check_shape(v, rv, &child(at, k)),
+            None if v.is_null() || v.as_array().is_some_and(Vec::is_empty) => Ok(()),
+            None => {
+                let mut known: Vec<&str> = r.keys().map(String::as_str).collect();
+                known.sort_unstable();
+                Err(err(
+                    child(at, k),
+                    format!("unknown field, expected one of: {}", known.join(", ")),
+                ))
+            }
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// A value for "got ..." messages: as written when short, else what it is.

@@ -19,7 +19,7 @@ use proptest::sample::select;
 use serde_json::{json, Map, Value};
 use wificc_core::api;
 use wificc_core::cc;
-use wificc_core::parse::Dur;
+use wificc_core::parse::{Dur, RATE_UNITS_SHOWN};
 use wificc_core::scenario::{Dscp, Format, Scenario};
 use wificc_core::units::NSEC_PER_MSEC;
 
@@ -34,6 +34,9 @@ fn with_path(path_fields: &str) -> String {
          {path_fields}\n"
     )
 }
+
+/// A Wi-Fi path with every radio default.
+const WIFI: &str = "duration = \"2s\"\n[path]\nkind = \"wifi\"\nrtt = \"10ms\"\n";
 
 /// The base with top-level fields.
 fn with_top(fields: &str) -> String {
@@ -433,6 +436,57 @@ fn invalid_scenarios_name_the_field_the_value_and_what_is_expected() {
         json(
             "[1, 2]",
             "(scenario): got [1,2], expected a table (TOML) or object (JSON) of scenario fields",
+        ),
+        // Rates follow tc: "bps" is bytes/s; ambiguous spellings are refused with the list.
+        toml(
+            with_rate("\"50MB/s\""),
+            &format!("path.rate: got \"50MB/s\", expected a rate unit of {RATE_UNITS_SHOWN}"),
+        ),
+        toml(
+            with_rate("\"300k\""),
+            &format!("path.rate: got \"300k\", expected a rate unit of {RATE_UNITS_SHOWN}"),
+        ),
+        // Tables only from tables: serde's positional (sequence) form of a struct is refused.
+        toml(
+            format!("flows = [[\"myname\", \"bbr\", {{}}, \"down\"]]\n{}", with_path("")),
+            "flows[0]: got an array, expected a table of named fields (the positional form of \
+             a table is not accepted)",
+        ),
+        toml(
+            format!("stack = [\"6.1\", \"2ms\"]\n{}", with_path("")),
+            "stack: got an array, expected a table of named fields (the positional form of a \
+             table is not accepted)",
+        ),
+        toml(
+            WIFI.replace("rtt = \"10ms\"", "rtt = \"10ms\"\nbackhaul_qdisc = [1, 2]"),
+            "path.backhaul_qdisc: got an array, expected a table of named fields (the \
+             positional form of a table is not accepted)",
+        ),
+        // Unknown keys everywhere, inside the MAC's table too.
+        toml(
+            format!("{WIFI}[path.radio.mac]\nkind = \"edca\"\nt_oh = \"5ms\"\nbogus = 1\n"),
+            "path.radio.mac.bogus: unknown field, expected one of: kind",
+        ),
+        // Numbers TOML can write and no field takes; nesting without end.
+        toml(
+            with_path("loss = nan"),
+            "path.loss: got NaN, expected a finite number",
+        ),
+        toml(
+            with_flow("cc = \"bbr\"\ncc_params = { cwnd_gain = -inf }"),
+            "flows[0].cc_params.cwnd_gain: got -inf, expected a finite number",
+        ),
+        json(
+            &format!(
+                r#"{{"path": {{"kind": "wired", "rate": "1mbit", "rtt": "1ms"}}, "flows": [{{"cc_params": {{"a": {}1{}}}}}]}}"#,
+                "[".repeat(40),
+                "]".repeat(40)
+            ),
+            &format!(
+                "flows[0].cc_params.a{}: nested more than 32 tables or arrays deep, expected a \
+                 scenario",
+                "[0]".repeat(28)
+            ),
         ),
     ];
     assert!(cases.len() >= 30);

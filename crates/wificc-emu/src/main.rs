@@ -62,9 +62,13 @@ fn default_tag() -> String {
 fn load(file: &str) -> Result<Scenario, Usage> {
     let text =
         std::fs::read_to_string(file).map_err(|e| Usage(format!("{file}: cannot read: {e}")))?;
+    // JSON by the file's extension, or by its first character: a file without a name (the
+    // front end's anonymous /proc/self/fd/N) is JSON when it starts with `{`, which no TOML
+    // document does.
     let json = Path::new(file)
         .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        || text.trim_start().starts_with('{');
     let format = if json { Format::Json } else { Format::Toml };
     Scenario::parse(&text, format).map_err(|e| Usage(format!("{file}: {e}")))
 }

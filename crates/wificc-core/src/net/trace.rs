@@ -166,16 +166,75 @@ impl Trace {
     }
 }
 
+/// Largest trace file read, bytes: 64 MiB, some 9 million opportunities (the longest trace
+/// Mahimahi ships, a 20-minute drive, is 3.4 MB). An assumption bounding memory, not a
+/// format limit.
+pub const MAX_TRACE_FILE_BYTES: u64 = 64 << 20;
+
+/// A line of a trace file for an error: quoted when it could be a mistyped number (up to 20
+/// characters of digits, signs, points and letters), else only its length, so that an error
+/// never echoes the contents of some other file named as a trace.
+fn shown_line(v: &str) -> String {
+    let plausible = v.len() <= 20
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
+    if plausible {
+        format!("{v:?}")
+    } else {
+        format!("a line of {} characters", v.chars().count())
+    }
+}
+
 /// Reading Mahimahi trace files.
 #[derive(Debug)]
 pub struct TraceFile;
 
 impl TraceFile {
-    /// Load a trace file; errors name the file, the line and the value.
+    /// Load a trace file; errors name the file, the line and the value. Only a regular file
+    /// of at most [`MAX_TRACE_FILE_BYTES`] is read: a device (`/dev/zero`) would be read until
+    /// memory runs out, a FIFO would block the run for good.
     pub fn load(path: impl AsRef<Path>) -> Result<Trace, String> {
+        use std::io::Read;
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read the trace file: {e}", path.display()))?;
+        let cannot = |e: &dyn std::fmt::Display| {
+            format!("{}: cannot read the trace file: {e}", path.display())
+        };
+        let meta = std::fs::metadata(path).map_err(|e| cannot(&e))?;
+        if !meta.is_file() {
+            return Err(cannot(
+                &"not a regular file (expected a Mahimahi trace file)",
+            ));
+        }
+        if meta.len() > MAX_TRACE_FILE_BYTES {
+            return Err(cannot(&format!(
+                "{} bytes, expected at most {MAX_TRACE_FILE_BYTES} (a Mahimahi trace of hours \
+                 is a few MB)",
+                meta.len()
+            )));
+        }
+        // Opened without blocking, in case the path was swapped for a FIFO since the check;
+        // read at most one byte past the bound, in case the file grew.
+        let mut open = std::fs::OpenOptions::new();
+        open.read(true);
+        // O_NONBLOCK: 0o4000 on Linux (include/uapi/asm-generic/fcntl.h).
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, 0o4000);
+        let file = open.open(path).map_err(|e| cannot(&e))?;
+        if !file.metadata().map_err(|e| cannot(&e))?.is_file() {
+            return Err(cannot(
+                &"not a regular file (expected a Mahimahi trace file)",
+            ));
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_TRACE_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| cannot(&e))?;
+        if bytes.len() as u64 > MAX_TRACE_FILE_BYTES {
+            return Err(cannot(&format!(
+                "more than {MAX_TRACE_FILE_BYTES} bytes, expected at most that"
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| cannot(&"not UTF-8 text"))?;
         TraceFile::parse(&path.display().to_string(), &text)
     }
 
@@ -189,8 +248,9 @@ impl TraceFile {
                 let v = line.trim();
                 v.parse::<u64>().map_err(|_| {
                     format!(
-                        "{name}:{}: {v:?}: expected a whole number of milliseconds",
-                        i + 1
+                        "{name}:{}: {}: expected a whole number of milliseconds",
+                        i + 1,
+                        shown_line(v)
                     )
                 })
             })
@@ -909,6 +969,45 @@ mod tests {
                 "{}:3: 2 ms is earlier than the timestamp before it (3 ms): expected \
                  nondecreasing timestamps",
                 path.display()
+            )
+        );
+        // A line that is no number is quoted only when short; other files are not echoed.
+        std::fs::write(&path, "1\nroot:x:0:0:root:/root:/bin/bash\n").unwrap();
+        assert_eq!(
+            TraceFile::load(&path).unwrap_err(),
+            format!(
+                "{}:2: a line of 31 characters: expected a whole number of milliseconds",
+                path.display()
+            )
+        );
+        // Only regular files: a directory, a device, a FIFO are refused before reading.
+        for other in [dir.clone(), "/dev/zero".into()] {
+            assert_eq!(
+                TraceFile::load(&other).unwrap_err(),
+                format!(
+                    "{}: cannot read the trace file: not a regular file (expected a Mahimahi \
+                     trace file)",
+                    other.display()
+                )
+            );
+        }
+        let fifo = dir.join("fifo.down");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            assert!(TraceFile::load(&fifo)
+                .unwrap_err()
+                .ends_with("not a regular file (expected a Mahimahi trace file)"));
+        }
+        // Larger than the bound: refused from its size, unread.
+        let big = dir.join("big.down");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_TRACE_FILE_BYTES + 1).unwrap();
+        assert_eq!(
+            TraceFile::load(&big).unwrap_err(),
+            format!(
+                "{}: cannot read the trace file: 67108865 bytes, expected at most 67108864 (a \
+                 Mahimahi trace of hours is a few MB)",
+                big.display()
             )
         );
         std::fs::remove_dir_all(&dir).unwrap();
