@@ -18,7 +18,7 @@ $(VENV)/bin/python:
 
 $(STAMP): $(VENV)/bin/python pyproject.toml
 	$(PIP) install -q "maturin>=1.5,<2" numpy "pandas>=2.1" "pyarrow>=14" "scipy>=1.11" "matplotlib>=3.8" \
-	    "typer>=0.12" "rich>=13" "dask[distributed]>=2024.1" "pytest>=8" "ruff>=0.5" "hypothesis>=6" "flent>=2.3,<3"
+	    "typer>=0.12" "rich>=13" "dask[distributed]>=2024.1" "tomli-w>=1.0" "pytest>=8" "ruff>=0.5" "hypothesis>=6" "flent>=2.3,<3"
 	touch $(STAMP)
 
 setup: $(STAMP)

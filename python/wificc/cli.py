@@ -195,9 +195,27 @@ def run(
     qdisc: Annotated[str | None, typer.Option(help="Bottleneck qdisc: pfifo, fq_codel, ...")] = None,
     cc: Annotated[list[str] | None, typer.Option("--cc", help="Congestion control; repeat for one flow each.")] = None,
     cc_param: Annotated[
-        list[str] | None, typer.Option("--cc-param", help="KEY=VALUE for every flow's congestion control.")
+        list[str] | None,
+        typer.Option(
+            "--cc-param",
+            help="KEY=VALUE for every flow's congestion control; CC.KEY=VALUE for the flows running CC "
+            "(cubic.beta=0.8); N:KEY=VALUE for flow N, from 1 (2:high_gain=3).",
+        ),
     ] = None,
     flows: Annotated[int | None, typer.Option(help="Number of flows (tcp_nup, tcp_ndown).")] = None,
+    flows_per_station: Annotated[
+        int | None,
+        typer.Option(
+            help="tcp_nup, tcp_ndown on Wi-Fi: M flows from each station (N x M, station by station in turn)."
+        ),
+    ] = None,
+    txq: Annotated[
+        str | None,
+        typer.Option(help="Wi-Fi path: the mac80211 TXQ of the AP and every station, fq_codel or pfifo[:LIMIT]."),
+    ] = None,
+    print_scenario: Annotated[
+        bool, typer.Option("--print-scenario", help="Print the resolved scenario (TOML) and exit without running.")
+    ] = False,
     tsq: Annotated[
         str | None,
         typer.Option(
@@ -243,6 +261,8 @@ def run(
             "cc": cc,
             "cc_params": scenarios.parse_cc_params(cc_param) if cc_param else None,
             "flows": flows,
+            "flows_per_station": flows_per_station,
+            "txq": txq,
             "tsq": tsq,
             "tp": tp,
             "kernel": kernel,
@@ -260,6 +280,9 @@ def run(
             "step_at": step_at,
         }
         scenario = scenario_of(test, scenario_file, {k: v for k, v in options.items() if v is not None})
+        if print_scenario:
+            typer.echo(scenarios.to_toml(api.validate(scenario)), nl=False)
+            return
         # One writer per --out directory, from before the run until its files are stored.
         with storage.locked(out) if out is not None else nullcontext():
             result = api.run(scenario, memory_limit=memory_limit)

@@ -61,7 +61,7 @@ DEFAULT_PATHS: dict[str, dict[str, Any]] = {
     "hybrid": {"kind": "wifi", "rtt": "2.5ms", "radio": {"chipset": "ax201"}, "backhaul": "1gbit"},
 }
 # Path options that only the Wi-Fi path takes.
-WIFI_OPTIONS = ("chipset", "backhaul", "stations", "driver", "driver_params", "mcs")
+WIFI_OPTIONS = ("chipset", "backhaul", "stations", "driver", "driver_params", "mcs", "txq")
 # Flent's DELAY: ping-only time before and after the TCP flows.
 DEFAULT_DELAY = "5s"
 # TCP time of a test (Flent's LENGTH); the published Wi-Fi studies run 30 s.
@@ -340,6 +340,43 @@ def parse_list(option: str, value: str | Sequence[str]) -> list[str]:
     return items
 
 
+_WHOLE = re.compile(r"^(\d+)(ns|bit)$")
+# The largest unit that divides a normalised quantity exactly, as the core's parser reads it.
+_HUMAN_UNITS = {
+    "ns": ((10**9, "s"), (10**6, "ms"), (10**3, "us")),
+    "bit": ((10**9, "gbit"), (10**6, "mbit"), (10**3, "kbit")),
+}
+
+
+def _human(text: str) -> str:
+    """``"200000000ns"`` -> ``"200ms"``, ``"10000000000bit"`` -> ``"10gbit"``; anything else as is."""
+    m = _WHOLE.match(text)
+    if not m or int(m.group(1)) == 0:
+        return text
+    n = int(m.group(1))
+    for scale, unit in _HUMAN_UNITS[m.group(2)]:
+        if n % scale == 0:
+            return f"{n // scale}{unit}"
+    return text
+
+
+def to_toml(scenario: Mapping[str, Any]) -> str:
+    """A normalised scenario as a TOML document that loads back to the same scenario (TOML has no
+    null: the unset optional fields are left out, which is what unset means)."""
+    import tomli_w
+
+    def present(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {k: present(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [present(v) for v in value]
+        if isinstance(value, str):
+            return _human(value)
+        return value
+
+    return tomli_w.dumps(present(scenario))
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """Read a scenario file (``.json`` as JSON, anything else as TOML) into a dict."""
     p = Path(path)
@@ -444,6 +481,56 @@ def _flows(
     return [
         {"name": _series(way, f" {cc[0]}"), "cc": cc[0]},
         {"name": _series(way, f" {against}"), "cc": against, "cc_params": {}},
+    ]
+
+
+def _flows_of_stations(test: str, spec: Test, flows: int | None, per_station: int, stations: int) -> int:
+    """``--flows-per-station M``: M flows from each of the N stations (N x M, in turn)."""
+    if spec.layout != "count" or spec.flows is not None:
+        raise ValueError(f"--flows-per-station: {test} sets its flows itself; use tcp_nup or tcp_ndown")
+    if flows is not None:
+        raise ValueError("--flows-per-station: give either --flows or --flows-per-station, not both")
+    if isinstance(per_station, bool) or not isinstance(per_station, int) or per_station < 1:
+        raise ValueError(f"--flows-per-station: got {per_station!r}, expected a whole number >= 1")
+    return per_station * stations
+
+
+def flow_cc_params(params: Mapping[str, Any], ccs: Sequence[str], own: Sequence[bool] = ()) -> list[dict[str, Any]]:
+    """Each flow's congestion-control parameters from ``--cc-param`` keys.
+
+    ``KEY`` applies to every flow (but a test's competing flow, ``own``, which keeps its CCA's
+    defaults), ``CC.KEY`` to the flows running CC, and ``N:KEY`` to flow N (counting from 1 in
+    the order of the test's flows); a qualified key overrides a plain one, a flow's own over its
+    CCA's.
+    """
+    own = list(own) or [False] * len(ccs)
+    shared: dict[str, Any] = {}
+    by_cc: dict[str, dict[str, Any]] = {}
+    by_flow: dict[int, dict[str, Any]] = {}
+    for key, value in params.items():
+        flow, colon, rest = key.partition(":")
+        if colon:
+            try:
+                n = int(flow)
+            except ValueError:
+                n = 0
+            if not 1 <= n <= len(ccs) or not rest:
+                raise ValueError(f"--cc-param: {key!r} names flow {flow!r}; expected N:KEY with N from 1 to {len(ccs)}")
+            by_flow.setdefault(n, {})[rest] = value
+            continue
+        cc, dot, rest = key.partition(".")
+        if dot:
+            if cc not in ccs or not rest:
+                raise ValueError(
+                    f"--cc-param: {key!r} names {cc!r}, but the flows run {', '.join(dict.fromkeys(ccs))}; "
+                    "expected CC.KEY for one of them"
+                )
+            by_cc.setdefault(cc, {})[rest] = value
+        else:
+            shared[key] = value
+    return [
+        {**({} if mine else shared), **by_cc.get(cc, {}), **by_flow.get(i + 1, {})}
+        for i, (cc, mine) in enumerate(zip(ccs, own, strict=True))
     ]
 
 
@@ -600,6 +687,8 @@ def _wifi_path(name: str, test: Test, path: dict[str, Any], settings: Mapping[st
         path["stations"] = settings["stations"]
     if settings.get("mcs") is not None:
         path.setdefault("radio", {}).update(_mcs(settings["mcs"]))
+    if settings.get("txq") is not None:
+        path.setdefault("radio", {})["txq"] = _txq(settings["txq"])
     driver = settings.get("driver")
     params = settings.get("driver_params")
     if driver is not None or params:
@@ -617,6 +706,28 @@ def _wifi_path(name: str, test: Test, path: dict[str, Any], settings: Mapping[st
                     raise ValueError(f"--driver-param: {key!r} sets inside {part!r}, which is not a table")
             node[last] = value
         radio["driver"] = table
+
+
+# The mac80211 TXQ disciplines of every Wi-Fi node (path.radio.txq), as --txq names them.
+TXQ_KINDS = ("fq_codel", "pfifo")
+
+
+def _txq(value: str) -> dict[str, Any]:
+    """``--txq``: ``fq_codel`` or ``pfifo``, optionally with a packet limit (``pfifo:256``)."""
+    kind, sep, limit = str(value).partition(":")
+    kind = kind.strip()
+    if kind not in TXQ_KINDS:
+        raise ValueError(f"--txq: got {value!r}, expected one of {', '.join(TXQ_KINDS)}, optionally :LIMIT (packets)")
+    table: dict[str, Any] = {"kind": kind}
+    if sep:
+        try:
+            packets = int(limit.strip())
+        except ValueError:
+            packets = 0
+        if packets < 1:
+            raise ValueError(f"--txq: got {value!r}, expected a limit in packets >= 1 after ':', such as pfifo:256")
+        table["limit"] = packets
+    return table
 
 
 def _mcs(value: int | str | Sequence[int]) -> dict[str, Any]:
@@ -642,6 +753,7 @@ def build(
     driver: str | None = None,
     driver_params: Mapping[str, Any] | None = None,
     mcs: int | str | Sequence[int] | None = None,
+    txq: str | None = None,
     rate: str | None = None,
     rtt: str | None = None,
     buffer: str | None = None,
@@ -649,6 +761,7 @@ def build(
     cc: Iterable[str] = (),
     cc_params: Mapping[str, Any] | None = None,
     flows: int | None = None,
+    flows_per_station: int | None = None,
     tsq: str | None = None,
     tp: int | None = None,
     kernel: str | None = None,
@@ -705,8 +818,13 @@ def build(
         "driver": driver,
         "driver_params": driver_params,
         "mcs": mcs,
+        "txq": txq,
     }
     _path(test, spec, scenario, path_kind, settings, options, given, (delay_ns, length_ns))
+    path = scenario["path"]
+    stations = int(path.get("stations", 1)) if path.get("kind") == "wifi" else 1
+    if flows_per_station is not None:
+        flows = _flows_of_stations(test, spec, flows, flows_per_station, stations)
 
     stack = scenario.setdefault("stack", {})
     if "tsq_packets" in options:
@@ -729,19 +847,19 @@ def build(
     ping_interval = _ns(duration_ns("--step" if step is not None else "step", step_text))
     scenario["duration"] = _ns(length_ns + 2 * delay_ns)
     timing = {"start": _ns(delay_ns), "stop": _ns(delay_ns + length_ns)}
+    made = _flows(test, spec, options, list(cc), flows, direction)
+    params = flow_cc_params(cc_params or {}, [f["cc"] for f in made], ["cc_params" in f for f in made])
     scenario["flows"] = [
         {
             **({"name": f["name"]} if "name" in f else {}),
             "cc": f["cc"],
-            "cc_params": f.get("cc_params", dict(cc_params or {})),
+            "cc_params": p,
             "direction": f.get("direction", direction or spec.direction),
             **{key: f[key] for key in ("client", "dscp") if key in f},
             **timing,
         }
-        for f in _flows(test, spec, options, list(cc), flows, direction)
+        for f, p in zip(made, params, strict=True)
     ]
-    path = scenario["path"]
-    stations = int(path.get("stations", 1)) if path.get("kind") == "wifi" else 1
     if spec.layout == "count" and stations > 1:
         # Several stations: the flows go to them in turn (flow i from station i mod N).
         for i, f in enumerate(scenario["flows"]):
