@@ -88,7 +88,7 @@ cleanup() {
 	teardown_variant
 	if [ -n "$BUILD_ONLY" ]; then
 		:
-	elif [ "$KEEP" = 1 ]; then
+	elif [ "$KEEP" = 1 ] && [ "$rc" != 130 ]; then
 		echo "raw events kept in $WORK"
 	else
 		rm -rf "$WORK"

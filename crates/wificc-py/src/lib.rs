@@ -5,6 +5,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use wificc_core::api;
+use wificc_core::kernel::Kernel;
 use wificc_core::scenario::Format;
 use wificc_core::tcp::config::SkbLayout;
 
@@ -65,12 +66,19 @@ fn segment_truesize(
     .segment_truesize(payload, sg)
 }
 
+/// The Linux releases with a kernel profile (`stack.kernel`), oldest first.
+#[pyfunction]
+fn kernels() -> Vec<&'static str> {
+    Kernel::ALL.iter().map(|k| k.name()).collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(cc_list, m)?)?;
     m.add_function(wrap_pyfunction!(segment_truesize, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MODEL", wificc_core::MODEL)?;
     Ok(())

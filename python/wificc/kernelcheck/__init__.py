@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import platform
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,7 +40,7 @@ from typing import Any
 
 import pandas as pd
 
-from wificc import emu, storage, validation
+from wificc import _core, emu, storage, validation
 
 # Agreement targets of issue 15: |simulator - kernel| / kernel at most this.
 GOODPUT_TOLERANCE = validation.GOODPUT_TOLERANCE
@@ -68,25 +70,33 @@ class Column:
         value = row.get(self.key)
         if value is None or (isinstance(value, float) and value != value):
             return "-"
-        if self.kind == "text":
-            return str(value)
-        if self.kind == "int":
-            return str(int(value))
-        if self.kind == "bool":
-            return "yes" if value else "no"
-        if self.kind == "mbit":
-            return f"{value / 1e6:.2f}"
-        if self.kind == "ms":
-            return f"{value:.1f}"
-        if self.kind == "us":
-            return f"{value:.1f}"
-        if self.kind == "diff":
-            return f"{100 * value:+.1f}%"
-        if self.kind == "share":
-            return f"{100 * value:.1f}%"
-        if self.kind == "num":
-            return f"{value:.2f}"
-        raise ValueError(f"column {self.header!r}: unknown kind {self.kind!r}")
+        if self.kind not in FORMATS:
+            raise ValueError(f"column {self.header!r}: unknown kind {self.kind!r}")
+        return FORMATS[self.kind](value)
+
+
+FORMATS: dict[str, Callable[[Any], str]] = {
+    "text": str,
+    "int": lambda v: str(int(v)),
+    "bool": lambda v: "yes" if v else "no",
+    "mbit": lambda v: f"{v / 1e6:.2f}",
+    "ms": lambda v: f"{v:.1f}",
+    "us": lambda v: f"{v:.1f}",
+    "diff": lambda v: f"{100 * v:+.1f}%",
+    "share": lambda v: f"{100 * v:.1f}%",
+    "num": lambda v: f"{v:.2f}",
+}
+
+# The goodput and median-ping comparison every emulator suite shows, and the closing columns.
+GOODPUT_PING_COLUMNS = (
+    Column("goodput sim", "sim_goodput_bps", "mbit"),
+    Column("goodput kernel", "kernel_goodput_bps", "mbit"),
+    Column("diff", "goodput_diff", "diff"),
+    Column("ping p50 sim ms", "sim_ping_p50_ms", "ms"),
+    Column("ping p50 kernel ms", "kernel_ping_p50_ms", "ms"),
+    Column("diff", "ping_p50_diff", "diff"),
+)
+CLOSING_COLUMNS = (Column("lateness <=100us", "lateness_within_100us", "share"), Column("verdict", "verdict"))
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], footer: str = "") -> str:
@@ -96,6 +106,21 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], fo
     if footer:
         lines += ["", footer]
     return "\n".join(lines) + "\n"
+
+
+def _version(text: str) -> tuple[int, int] | None:
+    match = re.match(r"(\d+)\.(\d+)", text)
+    return None if match is None else (int(match[1]), int(match[2]))
+
+
+def running_kernel(release: str | None = None) -> str:
+    """The simulator's kernel profile for the running kernel (or ``release``): the newest
+    profile not newer than it, else the oldest. Both sides of a check then run the same
+    version-dependent behaviour (and the emulator sets the profile's sysctls)."""
+    version = _version(release if release is not None else platform.release())
+    names = list(_core.kernels())
+    fitting = [n for n in names if version is not None and _version(n) <= version]
+    return max(fitting, key=_version) if fitting else names[0]
 
 
 def plain(value: Any) -> Any:
@@ -124,6 +149,19 @@ def verdict(row: dict[str, Any], checks: Sequence[str]) -> str:
     if row.get("punctual") is False:
         failed.append("late")
     return "ok" if not failed else ", ".join(failed)
+
+
+def goodput_ping_agreement(row: dict[str, Any]) -> dict[str, Any]:
+    """The relative differences and verdicts of a row's ``sim_``/``kernel_`` goodput and
+    median ping."""
+    goodput = relative(row["sim_goodput_bps"], row["kernel_goodput_bps"])
+    ping = relative(row["sim_ping_p50_ms"], row["kernel_ping_p50_ms"])
+    return {
+        "goodput_diff": goodput,
+        "ping_p50_diff": ping,
+        "goodput_ok": within(goodput, GOODPUT_TOLERANCE),
+        "ping_ok": within(ping, PING_TOLERANCE),
+    }
 
 
 def lateness(kernel_summary: dict[str, Any]) -> dict[str, Any]:

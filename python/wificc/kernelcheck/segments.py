@@ -25,7 +25,17 @@ from typing import Any
 import pandas as pd
 
 from wificc import api, emu, scenarios
-from wificc.kernelcheck import Cell, Column, lateness, markdown_table, probe, run_cells, verdict
+from wificc.kernelcheck import (
+    CLOSING_COLUMNS,
+    Cell,
+    Column,
+    lateness,
+    markdown_table,
+    probe,
+    run_cells,
+    running_kernel,
+    verdict,
+)
 from wificc.kernelcheck.gso import analyzer
 
 AIFS_BE_US = 16 + 3 * 9
@@ -97,7 +107,16 @@ def offloads_off_recording(running: emu.Emulator, built: probe.Probe, keep: list
 
 def scenario(rate: str, cc: str, length: str) -> dict[str, Any]:
     return api.validate(
-        scenarios.build("tcp_upload", rate=rate, rtt=RTT, buffer=BUFFER, cc=[cc], length=length, delay=DELAY)
+        scenarios.build(
+            "tcp_upload",
+            rate=rate,
+            rtt=RTT,
+            buffer=BUFFER,
+            cc=[cc],
+            length=length,
+            delay=DELAY,
+            kernel=running_kernel(),
+        )
     )
 
 
@@ -140,8 +159,7 @@ COLUMNS = (
     Column("gap max us", "gap_max_us", "us"),
     Column("span p50 us", "span_p50_us", "us"),
     Column(f"gaps < {AIFS_BE_US} us", "below_aifs_share", "share"),
-    Column("lateness <=100us", "lateness_within_100us", "share"),
-    Column("verdict", "verdict"),
+    *CLOSING_COLUMNS,
 )
 
 

@@ -12,7 +12,8 @@ base RTT, sharing a 100 Mbit/s bottleneck with a pfifo of 1 or 5 BDP (the catalo
 ``rtt_fairness``: the BDP is of the shorter RTT), kernel ``wbbr_pg`` and ``bbr`` beside the
 simulator's ``bbr_pg`` and ``bbr``: each flow's goodput, the 10 ms flow's share and Jain's index.
 
-The trace files are looked up in ``$WIFICC_TRACE_DIR``, else ``../shared/traces`` beside the
+Both sides run the running kernel's profile (:func:`wificc.kernelcheck.running_kernel`). The
+trace files are looked up in ``$WIFICC_TRACE_DIR``, else ``../shared/traces`` beside the
 repository.
 """
 
@@ -27,15 +28,18 @@ import pandas as pd
 
 from wificc import api, emu, scenarios
 from wificc.kernelcheck import (
+    CLOSING_COLUMNS,
+    GOODPUT_PING_COLUMNS,
     GOODPUT_TOLERANCE,
-    PING_TOLERANCE,
     Cell,
     Column,
     Unavailable,
+    goodput_ping_agreement,
     lateness,
     markdown_table,
     relative,
     run_cells,
+    running_kernel,
     verdict,
     within,
 )
@@ -101,11 +105,7 @@ def _compare(sim: Any, kernel: Any, scenario: dict[str, Any]) -> dict[str, Any]:
         "kernel_ping_p50_ms": emu.nearest_rank(ping_rtts(kernel, window), 0.5),
         **lateness(kernel.summary),
     }
-    row["goodput_diff"] = relative(row["sim_goodput_bps"], row["kernel_goodput_bps"])
-    row["ping_p50_diff"] = relative(row["sim_ping_p50_ms"], row["kernel_ping_p50_ms"])
-    row["goodput_ok"] = within(row["goodput_diff"], GOODPUT_TOLERANCE)
-    row["ping_ok"] = within(row["ping_p50_diff"], PING_TOLERANCE)
-    return row
+    return {**row, **goodput_ping_agreement(row)}
 
 
 def _runs(scenario: dict[str, Any], staging: Path) -> tuple[Any, Any]:
@@ -118,13 +118,24 @@ def _runs(scenario: dict[str, Any], staging: Path) -> tuple[Any, Any]:
     return sim, kernel
 
 
-def trace_scenario(params: dict[str, Any]) -> dict[str, Any]:
-    up, down = trace_files(params["trace"])
-    return api.validate(
+def built(test: str, params: dict[str, Any], **options: Any) -> dict[str, Any]:
+    """A catalog test on the cell's congestion control, length and delay, with the running
+    kernel's profile, normalised (the BPF variants kept as the kernel's names)."""
+    return emu.validated(
         scenarios.build(
-            "trace", trace_up=up, trace_down=down, cc=[params["cc"]], length=params["length"], delay=params["delay"]
+            test,
+            cc=[params["cc"]],
+            length=params["length"],
+            delay=params["delay"],
+            kernel=running_kernel(),
+            **options,
         )
     )
+
+
+def trace_scenario(params: dict[str, Any]) -> dict[str, Any]:
+    up, down = trace_files(params["trace"])
+    return built("trace", params, trace_up=up, trace_down=down)
 
 
 def trace_cells(smoke: bool) -> list[Cell]:
@@ -169,17 +180,7 @@ def shares(goodputs: Sequence[float]) -> list[float | None]:
 
 
 def fairness_scenario(params: dict[str, Any]) -> dict[str, Any]:
-    return api.validate(
-        scenarios.build(
-            "rtt_fairness",
-            rate=FAIRNESS_RATE,
-            rtts=FAIRNESS_RTTS,
-            buffer=params["buffer"],
-            cc=[params["cc"]],
-            length=params["length"],
-            delay=params["delay"],
-        )
-    )
+    return built("rtt_fairness", params, rate=FAIRNESS_RATE, rtts=FAIRNESS_RTTS, buffer=params["buffer"])
 
 
 def fairness_cells(smoke: bool) -> list[Cell]:
@@ -226,17 +227,11 @@ TRACE_COLUMNS = (
     Column("trace", "trace"),
     Column("kernel cc", "cc"),
     Column("sim cc", "sim_cc"),
-    Column("goodput sim", "sim_goodput_bps", "mbit"),
-    Column("goodput kernel", "kernel_goodput_bps", "mbit"),
-    Column("diff", "goodput_diff", "diff"),
-    Column("ping p50 sim ms", "sim_ping_p50_ms", "ms"),
-    Column("ping p50 kernel ms", "kernel_ping_p50_ms", "ms"),
-    Column("diff", "ping_p50_diff", "diff"),
+    *GOODPUT_PING_COLUMNS,
     Column("qdelay p95 sim ms", "sim_qdelay_p95_ms", "ms"),
     Column("qdelay p95 kernel ms", "kernel_qdelay_p95_ms", "ms"),
     Column("diff", "qdelay_p95_diff", "diff"),
-    Column("lateness <=100us", "lateness_within_100us", "share"),
-    Column("verdict", "verdict"),
+    *CLOSING_COLUMNS,
 )
 
 FAIRNESS_COLUMNS = (
@@ -253,8 +248,7 @@ FAIRNESS_COLUMNS = (
     Column("Jain kernel", "kernel_jain", "num"),
     Column("ping p50 sim ms", "sim_ping_p50_ms", "ms"),
     Column("ping p50 kernel ms", "kernel_ping_p50_ms", "ms"),
-    Column("lateness <=100us", "lateness_within_100us", "share"),
-    Column("verdict", "verdict"),
+    *CLOSING_COLUMNS,
 )
 
 

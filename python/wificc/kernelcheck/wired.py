@@ -20,8 +20,10 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFram
     """The grid into ``out``; the smoke run is its 10 Mbit/s, 20 ms, 1 BDP cubic cell."""
     if smoke:
         grid = validation.cells(("10mbit",), ("20ms",), ("1bdp",), ("cubic",))
-        return validation.run_grid(out, grid, length=SMOKE_LENGTH, delay=SMOKE_DELAY, report=report)
-    return validation.run_grid(out, report=report)
+        frame = validation.run_grid(out, grid, length=SMOKE_LENGTH, delay=SMOKE_DELAY, report=report)
+    else:
+        frame = validation.run_grid(out, report=report)
+    return frame.assign(verdict=[validation.verdict(r) for r in frame.to_dict("records")])
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
