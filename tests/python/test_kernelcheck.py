@@ -87,6 +87,18 @@ def test_verdict_names_failed_checks_and_a_late_emulator():
     assert kernelcheck.lateness({"lateness_within_100us": 0.985, "lateness_p99_us": 130.0})["punctual"] is False
 
 
+def test_footer_counts_agreeing_cells_and_those_on_a_punctual_emulator():
+    rows = [
+        {"goodput_ok": True, "ping_ok": True, "punctual": True},
+        {"goodput_ok": True, "ping_ok": None, "punctual": False},
+        {"goodput_ok": False, "ping_ok": True, "punctual": True},
+    ]
+    assert kernelcheck.footer(rows, ("goodput", "ping"), "goodput 10%") == (
+        "2 of 3 cells within tolerance (goodput 10%), 1 of them measured "
+        "on a punctual emulator (at least 99% of the packets within 100 us)."
+    )
+
+
 def test_cells_resume_and_a_failed_cell_leaves_nothing(tmp_path):
     calls = []
 

@@ -96,6 +96,8 @@ GOODPUT_PING_COLUMNS = (
     Column("ping p50 kernel ms", "kernel_ping_p50_ms", "ms"),
     Column("diff", "ping_p50_diff", "diff"),
 )
+# How the differences of the tables are taken.
+DIFFERENCES = "; differences (simulator - kernel) / kernel"
 CLOSING_COLUMNS = (Column("lateness <=100us", "lateness_within_100us", "share"), Column("verdict", "verdict"))
 
 
@@ -162,6 +164,18 @@ def goodput_ping_agreement(row: dict[str, Any]) -> dict[str, Any]:
         "goodput_ok": within(goodput, GOODPUT_TOLERANCE),
         "ping_ok": within(ping, PING_TOLERANCE),
     }
+
+
+def footer(rows: Sequence[dict[str, Any]], checks: Sequence[str], tolerances: str) -> str:
+    """The line under a suite's table: how many cells meet every check, and how many of those
+    were measured on a punctual emulator."""
+    agree = [r for r in rows if all(r.get(f"{c}_ok") is not False for c in checks)]
+    punctual = sum(1 for r in agree if r.get("punctual") is not False)
+    return (
+        f"{len(agree)} of {len(rows)} cells within tolerance ({tolerances}), "
+        f"{punctual} of them measured on a punctual emulator (at least "
+        f"{LATENESS_MIN_WITHIN_100US:.0%} of the packets within 100 us)."
+    )
 
 
 def lateness(kernel_summary: dict[str, Any]) -> dict[str, Any]:

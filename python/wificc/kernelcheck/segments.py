@@ -29,6 +29,7 @@ from wificc.kernelcheck import (
     CLOSING_COLUMNS,
     Cell,
     Column,
+    footer,
     lateness,
     markdown_table,
     probe,
@@ -167,7 +168,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return markdown_table(
         rows,
         COLUMNS,
-        f"A cell fits the ath9k model's per-frame wake-up at one instant when at least "
-        f"{MIN_SHARE_BELOW_AIFS:.0%} of the gaps between consecutive segments of an skb are shorter "
-        f"than AIFS[BE] = {AIFS_BE_US} us.",
+        footer(
+            rows, ("wake",), f"at least {MIN_SHARE_BELOW_AIFS:.0%} of the gaps shorter than AIFS[BE] = {AIFS_BE_US} us"
+        )
+        + " The gaps are the kernel's own timestamps, taken before the emulator.",
     )

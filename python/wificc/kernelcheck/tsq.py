@@ -52,11 +52,13 @@ from wificc import api, emu, scenarios
 from wificc.kernelcheck import (
     BELOW_TCP_TOLERANCE,
     CLOSING_COLUMNS,
+    DIFFERENCES,
     GOODPUT_PING_COLUMNS,
     GOODPUT_TOLERANCE,
     PING_TOLERANCE,
     Cell,
     Column,
+    footer,
     goodput_ping_agreement,
     lateness,
     markdown_table,
@@ -365,10 +367,13 @@ COLUMNS = (
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    agree = sum(1 for r in rows if r.get("verdict") == "ok")
     return markdown_table(
         rows,
         COLUMNS,
-        f"{agree} of {len(rows)} cells within tolerance (goodput {GOODPUT_TOLERANCE:.0%}, median ping "
-        f"{PING_TOLERANCE:.0%}, median bytes below TCP {BELOW_TCP_TOLERANCE:.0%}; (simulator - kernel) / kernel).",
+        footer(
+            rows,
+            ("goodput", "ping", "below_tcp"),
+            f"goodput {GOODPUT_TOLERANCE:.0%}, median ping {PING_TOLERANCE:.0%}, "
+            f"median bytes below TCP {BELOW_TCP_TOLERANCE:.0%}{DIFFERENCES}",
+        ),
     )

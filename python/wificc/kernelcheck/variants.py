@@ -29,11 +29,13 @@ import pandas as pd
 from wificc import api, emu, scenarios
 from wificc.kernelcheck import (
     CLOSING_COLUMNS,
+    DIFFERENCES,
     GOODPUT_PING_COLUMNS,
     GOODPUT_TOLERANCE,
     Cell,
     Column,
     Unavailable,
+    footer,
     goodput_ping_agreement,
     lateness,
     markdown_table,
@@ -252,16 +254,21 @@ FAIRNESS_COLUMNS = (
 )
 
 
-def _footer(rows: list[dict[str, Any]], what: str) -> str:
-    agree = sum(1 for r in rows if r.get("verdict") == "ok")
-    return f"{agree} of {len(rows)} cells within tolerance ({what}; (simulator - kernel) / kernel)."
-
-
 def trace_markdown(rows: list[dict[str, Any]]) -> str:
-    return markdown_table(rows, TRACE_COLUMNS, _footer(rows, "goodput 10%, median ping of the flow's span 15%"))
+    return markdown_table(
+        rows,
+        TRACE_COLUMNS,
+        footer(rows, ("goodput", "ping"), "goodput 10%, median ping of the flow's span 15%" + DIFFERENCES),
+    )
 
 
 def fairness_markdown(rows: list[dict[str, Any]]) -> str:
     return markdown_table(
-        rows, FAIRNESS_COLUMNS, _footer(rows, "total and each flow's goodput 10%; ping p50 of client 0 shown")
+        rows,
+        FAIRNESS_COLUMNS,
+        footer(
+            rows,
+            ("goodput", "short", "long"),
+            "total and each flow's goodput 10%; the ping of client 0 shown" + DIFFERENCES,
+        ),
     )
