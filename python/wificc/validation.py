@@ -464,4 +464,4 @@ def _suite_cmd(out: Path, name: str | None, smoke: bool) -> None:
             typer.echo(str(e))
             raise typer.Exit(0) from None
     ok = int((frame["verdict"] == "ok").sum()) if "verdict" in frame else 0
-    typer.echo(f"{ok} of {len(frame)} cells ok; wrote {Path(out) / name}/table.md")
+    typer.echo(f"{ok} of {len(frame)} cells ok; wrote {kernelcheck.suite_dir(out, name, smoke)}/table.md")

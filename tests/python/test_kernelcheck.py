@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -38,6 +39,11 @@ def test_the_simulator_runs_the_running_kernels_profile():
     assert kernelcheck.running_kernel("5.12.0") == "5.10"
     assert kernelcheck.running_kernel("3.10.0") == "4.19"
     assert kernelcheck.running_kernel("7.2.0") == "6.18"
+
+
+def test_a_smoke_run_has_a_directory_of_its_own():
+    assert kernelcheck.suite_dir("out", "segments", False) == Path("out/segments")
+    assert kernelcheck.suite_dir("out", "segments", True) == Path("out/segments-smoke")
 
 
 def test_a_missing_wifi_download_module_is_reported_as_unavailable(monkeypatch):

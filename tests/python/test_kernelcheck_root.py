@@ -124,7 +124,8 @@ def wait_for_child(child: subprocess.Popen, comm: str, seconds: float = 60.0) ->
 
 
 def table_rows(out: Path, suite: str) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((out / suite / "cells").glob("*/row.json"))]
+    """The rows of a smoke run of ``suite`` into ``out``."""
+    return [json.loads(p.read_text()) for p in sorted((out / f"{suite}-smoke" / "cells").glob("*/row.json"))]
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +151,7 @@ def test_smoke_of_each_suite_runs_one_cell_and_leaves_nothing(request, suite, tm
     assert child.returncode == 0, output
     rows = table_rows(tmp_path, suite)
     assert len(rows) == 1, output
-    assert (tmp_path / suite / "table.md").read_text().count("\n|") >= 2
+    assert (tmp_path / f"{suite}-smoke" / "table.md").read_text().count("\n|") >= 2
     row = rows[0]
     if suite == "gso-charge":
         # Exact, whatever the load: every checked segment's charge is the simulator's.

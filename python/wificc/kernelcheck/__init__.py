@@ -5,7 +5,8 @@ Each suite is a list of cells run one at a time; a finished cell is stored under
 ``OUT/<suite>/cells/<cell>/`` (its ``row.json`` plus whatever runs it keeps) and an
 interrupted suite resumes with the next unfinished cell, as the wired grid does
 (:mod:`wificc.validation`). The suite's table is written after every cell to
-``OUT/<suite>/table.{csv,parquet,md}``.
+``OUT/<suite>/table.{csv,parquet,md}``. A smoke run (one short cell) goes to
+``OUT/<suite>-smoke/``.
 
 Suites (:data:`SUITES`):
 
@@ -16,7 +17,9 @@ Suites (:data:`SUITES`):
 - ``segments``: arrival times at the TUN device of the segments of one skb
   (:mod:`wificc.kernelcheck.segments`).
 - ``wifi-download``: Wi-Fi downloads with a kernel receiver, from
-  ``wificc.kernelcheck.wifi_download`` when this build has it.
+  ``wificc.kernelcheck.wifi_download`` when this build has it (that module provides
+  ``run(out, *, smoke, report) -> DataFrame`` and ``markdown(rows) -> str``; without it the
+  suite reports "not available in this build").
 - ``trace``, ``fairness``: the BPF variants BBR-APG over LTE traces and BBR-PG on a two-RTT
   dumbbell (:mod:`wificc.kernelcheck.variants`).
 
@@ -343,12 +346,17 @@ def suite(name: str) -> Suite:
         raise ValueError(f"--suite: got {name!r}, expected one of {', '.join(SUITES)}") from None
 
 
+def suite_dir(out: str | os.PathLike[str], name: str, smoke: bool) -> Path:
+    """Where a suite's cells and tables go: ``OUT/<name>/``, a smoke run's ``OUT/<name>-smoke/``
+    (its shorter cells must not count as finished cells of the full suite)."""
+    return Path(out) / (f"{name}-smoke" if smoke else name)
+
+
 def run_suite(name: str, out: str | os.PathLike[str], *, smoke: bool = False, report: Report = print) -> pd.DataFrame:
-    """Run suite ``name`` into ``OUT/<name>/`` (resuming it); returns its table."""
+    """Run suite ``name`` into :func:`suite_dir` (resuming it); returns its table."""
     s = suite(name)
     if s.needs_root:
         reason = emu.unavailable()
         if reason is not None:
             raise OSError(f"suite {name}: {reason}")
-    directory = Path(out) / name
-    return s.run(directory, smoke=smoke, report=report)
+    return s.run(suite_dir(out, name, smoke), smoke=smoke, report=report)
