@@ -4,6 +4,7 @@ tables, and each suite's computations on hand-made inputs."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import struct
 from pathlib import Path
@@ -142,6 +143,18 @@ def test_probe_constants_and_events_parse(tmp_path):
     events = probe.parse_events(tmp_path / "e.csv")
     assert [e["ts"] for e in events] == [20, 30]
     assert events[0]["truesize"] == 2304 and events[0]["skb"] == "ffff" and events[0]["wmem"] == 5000
+
+
+def test_scratch_directories_of_dead_processes_are_removed(tmp_path):
+    dead = tmp_path / "wificc-probe-999999999-run-abc"
+    dead.mkdir()
+    alive = tmp_path / f"wificc-probe-{os.getppid()}-run-abc"
+    alive.mkdir()
+    other = tmp_path / "wificc-probe-x"
+    other.mkdir()
+    fresh = probe.scratch("build", tmp_path)
+    assert fresh.name.startswith(f"wificc-probe-{os.getpid()}-build-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, other.name, fresh.name])
 
 
 def segmentation(seq0=1000, payloads=(1448, 1448, 500), truesizes=(2304, 2304, 1280), gaps_ns=(9000, 12000)):

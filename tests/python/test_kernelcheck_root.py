@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -216,6 +218,11 @@ def test_sigkill_of_the_front_end_leaves_nothing(request, suite, running, tmp_pa
         os.kill(child.pid, signal.SIGKILL)
         child.communicate(timeout=30)
         assert left_by(child.pid, 40.0) == []
+        # The probe's scratch directories of the killed front end go with the next run's.
+        from wificc.kernelcheck import probe
+
+        shutil.rmtree(probe.scratch("test"))
+        assert not list(Path(tempfile.gettempdir()).glob(f"{probe.SCRATCH_PREFIX}{child.pid}-*"))
         if suite == "fairness" and "wbbr_pg" not in before:
             deadline = time.monotonic() + 30
             while "wbbr_pg" in bpf.available() and time.monotonic() < deadline:

@@ -5,13 +5,15 @@ sockets of one destination port), built by ``measure.sh -b`` and run from Python
 :func:`recording` runs the loader for the duration of a ``with`` block and returns its events.
 The loader gets ``PR_SET_PDEATHSIG``: if the front end is killed, the kernel sends it SIGTERM and
 it detaches its programs (they are attached through its file descriptors, so they also go when it
-dies in any other way). Its event files live in a temporary directory removed afterwards.
+dies in any other way). Its event files live in a temporary directory removed afterwards, or,
+if the front end was killed, by the next run (:func:`scratch`).
 """
 
 from __future__ import annotations
 
 import csv
 import ctypes
+import os
 import shutil
 import signal
 import subprocess
@@ -74,11 +76,26 @@ def build(directory: Path) -> Probe:
 @contextmanager
 def built() -> Iterator[Probe]:
     """A probe built into a temporary directory, removed afterwards."""
-    directory = Path(tempfile.mkdtemp(prefix="wificc-probe-"))
+    directory = scratch("build")
     try:
         yield build(directory)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+SCRATCH_PREFIX = "wificc-probe-"
+
+
+def scratch(kind: str, base: Path | None = None) -> Path:
+    """A fresh temporary directory ``wificc-probe-<pid>-<kind>-*`` of this process. Those of
+    processes that no longer run (a front end killed with SIGKILL cannot remove its own) are
+    removed first."""
+    base = Path(tempfile.gettempdir()) if base is None else base
+    for old in base.glob(f"{SCRATCH_PREFIX}*"):
+        owner = old.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-{kind}-", dir=base))
 
 
 def _die_with_parent() -> None:
@@ -112,7 +129,7 @@ class Recording:
 @contextmanager
 def recording(probe: Probe, port: int) -> Iterator[Recording]:
     """Record the events of TCP sockets with destination ``port`` while the block runs."""
-    work = Path(tempfile.mkdtemp(prefix="wificc-probe-run-"))
+    work = scratch("run")
     prefix = work / "events"
     out = Recording()
     errors = open(work / "loader.log", "w+")
