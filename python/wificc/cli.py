@@ -226,7 +226,7 @@ def run(
     tp: Annotated[int | None, typer.Option(help="Pacing multiplier (TP rate) 1..10.")] = None,
     kernel: Annotated[
         str | None,
-        typer.Option(help="Linux release the hosts run: 4.19, 5.4, 5.10, 5.13, 5.15, 6.1, 6.6, 6.12 (default)."),
+        typer.Option(help="Linux release the hosts run: 4.19, 5.4, 5.10, 5.13, 5.15, 6.1, 6.6, 6.12 (default), 6.18."),
     ] = None,
     length: Annotated[str | None, typer.Option(help="TCP time (Flent LENGTH), default 30s.")] = None,
     delay: Annotated[

@@ -48,8 +48,8 @@ import tempfile
 import threading
 import time
 import tomllib
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -1128,6 +1128,7 @@ def run_emulated(
     spin_us: int | None = None,
     rt_priority: int | None = None,
     traffic_priority: int = TRAFFIC_RT_PRIORITY,
+    during: Callable[[Emulator], AbstractContextManager[Any]] | None = None,
 ) -> Result:
     """Run a scenario through the emulator with the kernel's TCP; the simulator's result format.
 
@@ -1138,7 +1139,11 @@ def run_emulated(
     notes say so.
     The traffic generator's threads run at ``SCHED_FIFO`` ``traffic_priority`` (0: the normal
     scheduler): a receiver preempted by other work on a busy machine would hold back its ACKs
-    and turn them into stretch ACKs and bursts the path never caused."""
+    and turn them into stretch ACKs and bursts the path never caused.
+
+    ``during``, given the running emulator, returns a context entered once the hosts exist and
+    left before the emulator stops (a kernel check's set-up in a host's namespace, or a probe
+    recording while the traffic runs); whatever it creates must be gone when it is left."""
     reason = unavailable()
     if reason is not None:
         raise OSError(f"emulator unavailable: {reason}")
@@ -1149,7 +1154,7 @@ def run_emulated(
         Emulator(normalised, tag=tag, spin_us=spin_us, rt_priority=rt_priority) as emu,
     ):
         knobs = knobs_in_use(normalised)
-        with real_time(traffic_priority):
+        with during(emu) if during is not None else nullcontext(), real_time(traffic_priority):
             flows, pings, wall_s = run_traffic(normalised, emu)
         report = emu.stop()
     return Result.from_json(json.dumps(result_document(normalised, emu, flows, pings, report, wall_s, knobs)))

@@ -169,19 +169,35 @@ def finished(out: Path) -> set[str]:
     return {p.name for p in directory.iterdir() if not p.name.startswith(".") and (p / ROW_FILE).is_file()}
 
 
-def write_cell(out: Path, cell: Cell, sim: Result, kernel: Result, row: dict[str, Any]) -> None:
-    """Store a finished cell: both runs and its row, renamed into place together."""
-    target = out / CELLS_DIR / cell.id
+def store_cell(
+    out: Path, cell_id: str, row: dict[str, Any], save: Callable[[Path], dict[str, Any] | None]
+) -> dict[str, Any]:
+    """Store a finished cell: ``save`` writes its files into a staging directory (and may return
+    more of the row), then the row is added and the directory renamed into place, so the cell
+    exists complete or not at all. Returns the row."""
+    target = out / CELLS_DIR / cell_id
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_path(target)
     try:
-        sim.save(staging / "sim")
-        kernel.save(staging / "kernel")
+        staging.mkdir()
+        row = {**row, **(save(staging) or {})}
         (staging / ROW_FILE).write_text(json.dumps(row) + "\n")
         os.rename(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    return row
+
+
+def write_cell(out: Path, cell: Cell, sim: Result, kernel: Result, row: dict[str, Any]) -> None:
+    """Store a finished cell: both runs and its row, renamed into place together."""
+
+    def save(staging: Path) -> None:
+        sim.save(staging / "sim")
+        kernel.save(staging / "kernel")
+        return None
+
+    store_cell(out, cell.id, row, save)
 
 
 def run_cell(
@@ -211,8 +227,9 @@ def run_cell(
     return sim, best, made
 
 
-def read_rows(out: Path, order: Iterable[Cell] = ()) -> list[dict[str, Any]]:
-    """Rows of the stored cells: those of ``order`` first in that order, then the others by id."""
+def read_rows(out: Path, order: Iterable[Any] = ()) -> list[dict[str, Any]]:
+    """Rows of the stored cells: those of ``order`` (cells with an ``id``) first in that order,
+    then the others by id."""
     done = finished(out)
     first = [c.id for c in order if c.id in done]
     ids = first + sorted(done.difference(first))
@@ -286,10 +303,16 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 def write_tables(out: Path, order: Iterable[Cell] = ()) -> list[dict[str, Any]]:
     """Write table.csv, table.parquet and table.md from every stored cell; return the rows."""
     rows = read_rows(out, order)
+    write_table_files(out, rows, markdown(rows))
+    return rows
+
+
+def write_table_files(out: Path, rows: list[dict[str, Any]], text: str) -> None:
+    """Write ``rows`` as table.csv and table.parquet, and ``text`` as table.md, atomically."""
     frame = storage.table(rows)
     csv_path, parquet_path, md_path = (out / name for name in TABLE_FILES)
     storage.write_text(csv_path, frame.to_csv(index=False))
-    storage.write_text(md_path, markdown(rows))
+    storage.write_text(md_path, text)
     staging = staging_path(parquet_path)
     try:
         frame.to_parquet(staging, index=False)
@@ -297,7 +320,6 @@ def write_tables(out: Path, order: Iterable[Cell] = ()) -> list[dict[str, Any]]:
     except BaseException:
         staging.unlink(missing_ok=True)
         raise
-    return rows
 
 
 def _check_attempts(attempts: int) -> None:
@@ -396,9 +418,22 @@ def grid_cmd(
     traffic_priority: Annotated[
         int, typer.Option(help="SCHED_FIFO priority of the kernel runs' traffic threads (0: normal).")
     ] = emu.TRAFFIC_RT_PRIORITY,
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            help="Run one kernel-check suite into OUT/<suite>/ instead of the wired grid: wired, "
+            "tsq-completion, gso-charge, segments, wifi-download, trace, fairness (the other options "
+            "are the wired grid's)."
+        ),
+    ] = None,
+    smoke: Annotated[bool, typer.Option(help="With --suite: a one-cell smoke run of the suite.")] = False,
 ) -> None:
     """Simulator versus kernel on wired paths: every cell of rate x RTT x buffer x cc, one
-    tcp_upload each in the simulator and through the emulator; writes table.csv/.parquet/.md."""
+    tcp_upload each in the simulator and through the emulator; writes table.csv/.parquet/.md.
+    With --suite, one of the kernel checks (wificc.kernelcheck) instead."""
+    if suite is not None or smoke:
+        _suite_cmd(out, suite, smoke)
+        return
     with emu._cli().user_errors():
         grid = cells(
             _split(rate, GRID_RATES), _split(rtt, GRID_RTTS), _split(buffer, GRID_BUFFERS), _split(cc, GRID_CCS)
@@ -415,3 +450,18 @@ def grid_cmd(
         )
     agree = int((frame["goodput_ok"] & frame["ping_ok"]).sum())
     typer.echo(f"{agree} of {len(frame)} cells within tolerance; wrote {out}/table.md")
+
+
+def _suite_cmd(out: Path, name: str | None, smoke: bool) -> None:
+    from wificc import kernelcheck
+
+    with emu._cli().user_errors():
+        if name is None:
+            raise ValueError("--smoke: needs --suite NAME")
+        try:
+            frame = kernelcheck.run_suite(name, out, smoke=smoke, report=typer.echo)
+        except kernelcheck.Unavailable as e:
+            typer.echo(str(e))
+            raise typer.Exit(0) from None
+    ok = int((frame["verdict"] == "ok").sum()) if "verdict" in frame else 0
+    typer.echo(f"{ok} of {len(frame)} cells ok; wrote {kernelcheck.suite_dir(out, name, smoke)}/table.md")

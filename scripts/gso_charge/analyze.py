@@ -114,6 +114,34 @@ def seg_site(frames):
     return "(stack not captured)"
 
 
+def segmentations(by, stacks):
+    """Each software segmentation of a GSO skb: (the GSO skb's GSOFREE event, the function
+    that segmented it, the XMIT events of the segments found at the driver in order, the
+    skb's last QUEUE/DEQ event before it or None). ``by`` maps event kinds to events."""
+    xm_by_seq = collections.defaultdict(list)
+    for e in by["XMIT"]:
+        xm_by_seq[e["seq"]].append(e)
+    before_by_skb = collections.defaultdict(list)
+    for e in by["DEQ"] + by["QUEUE"]:
+        before_by_skb[e["skb"]].append(e)
+    for lst in before_by_skb.values():
+        lst.sort(key=lambda e: e["ts"])
+    for g in by["GSOFREE"]:
+        site = seg_site(stacks.get(g["stackid"], []))
+        nseg = -(-g["payload"] // g["gso_size"])
+        segs = []
+        for k in range(nseg):
+            cands = [x for x in xm_by_seq.get(g["seq"] + k * g["gso_size"], [])
+                     if x["ts"] > g["ts"]]
+            if cands:
+                segs.append(cands[0])
+        known = "validate_xmit_skb" in site or site == "tbf_enqueue"
+        if not known and not segs:
+            continue  # a GSO skb freed for another reason while the window was open
+        prev = [b for b in before_by_skb.get(g["skb"], []) if b["ts"] < g["ts"]]
+        yield g, site, segs, (prev[-1] if prev else None)
+
+
 def analyze(work, v):
     evs = load_events(os.path.join(work, v + ".csv"))
     stacks = load_stacks(os.path.join(work, v + ".stacks.txt"))
@@ -145,15 +173,6 @@ def analyze(work, v):
         out["segs_max"] = max(segs)
 
     # 2. segmentations: GSO skb freed by the GSO engine, matched with its segments
-    xm_by_seq = collections.defaultdict(list)
-    for e in by["XMIT"]:
-        xm_by_seq[e["seq"]].append(e)
-    before_by_skb = collections.defaultdict(list)
-    for e in by["DEQ"] + by["QUEUE"]:
-        before_by_skb[e["skb"]].append(e)
-    for lst in before_by_skb.values():
-        lst.sort(key=lambda e: e["ts"])
-
     sites = collections.Counter()
     gso_xy = []
     seg_full = collections.Counter()
@@ -162,18 +181,8 @@ def analyze(work, v):
     formula = collections.Counter()
     bad = []
     ngso = 0
-    for g in by["GSOFREE"]:
-        site = seg_site(stacks.get(g["stackid"], []))
+    for g, site, segs, b in segmentations(by, stacks):
         nseg = -(-g["payload"] // g["gso_size"])
-        segs = []
-        for k in range(nseg):
-            cands = [x for x in xm_by_seq.get(g["seq"] + k * g["gso_size"], [])
-                     if x["ts"] > g["ts"]]
-            if cands:
-                segs.append(cands[0])
-        known = "validate_xmit_skb" in site or site == "tbf_enqueue"
-        if not known and not segs:
-            continue  # a GSO skb freed for another reason while the window was open
         ngso += 1
         sites[site] += 1
         gso_xy.append((g["payload"], g["truesize"]))
@@ -187,11 +196,9 @@ def analyze(work, v):
                 seg_full[(s["truesize"], s["end"], s["headlen"], s["nr_frags"])] += 1
             else:
                 seg_part.append((s["payload"], s["truesize"], s["end"]))
-        prev = [b for b in before_by_skb.get(g["skb"], []) if b["ts"] < g["ts"]]
-        if not prev:
+        if b is None:
             checks["no before-event"] += 1
             continue
-        b = prev[-1]
         reserve = b["headroom"] + b["len"] - b["payload"]  # MAX_TCP_HEADER: headroom + L2-L4 hdrs
         out["reserve"] = reserve
         gso_pred = align(const["sk_buff"]) + head_alloc(

@@ -12,6 +12,8 @@
 # Default: sg-htb nosg-htb sg-tbf nosg-tbf sg-htb-app nosg-htb-app tso-htb (about a minute).
 #   -t SECONDS  length of each iperf3 run (default 5)
 #   -k          keep the raw event files (their directory is printed) instead of deleting them
+#   -b DIR      only build the BPF program, its loader (DIR/gso_charge) and DIR/constants, then
+#               exit (wificc's kernel checks run the loader themselves)
 #
 # For each variant: two fresh network namespaces joined by a veth pair (MTU 1500); on the
 # sender's veth `ethtool -K tso off gso off [sg off]` and a qdisc that holds packets (htb 50 Mbit/s:
@@ -27,11 +29,13 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SECS=5
 KEEP=0
-while getopts "t:kh" opt; do
+BUILD_ONLY=
+while getopts "t:kb:h" opt; do
 	case $opt in
 	t) SECS=$OPTARG ;;
 	k) KEEP=1 ;;
-	h) sed -n '2,24p' "$0"; exit 0 ;;
+	b) BUILD_ONLY=$OPTARG ;;
+	h) sed -n '2,26p' "$0"; exit 0 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -55,7 +59,13 @@ DEV_S=gsocs$$
 DEV_R=gsocr$$
 ADDR_S=198.18.0.1   # RFC 2544 benchmarking range, only inside the namespaces made here
 ADDR_R=198.18.0.2
-WORK=$(mktemp -d /tmp/gso_charge.XXXXXX)
+if [ -n "$BUILD_ONLY" ]; then
+	mkdir -p "$BUILD_ONLY"
+	WORK=$(cd "$BUILD_ONLY" && pwd)
+	KEEP=1
+else
+	WORK=$(mktemp -d /tmp/gso_charge.XXXXXX)
+fi
 PIDS=()
 
 teardown_variant() {
@@ -76,7 +86,9 @@ cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
 	teardown_variant
-	if [ "$KEEP" = 1 ]; then
+	if [ -n "$BUILD_ONLY" ]; then
+		:
+	elif [ "$KEEP" = 1 ] && [ "$rc" != 130 ]; then
 		echo "raw events kept in $WORK"
 	else
 		rm -rf "$WORK"
@@ -101,6 +113,7 @@ gcc -O2 -Wall -I"$WORK" -I"$HERE" "$HERE/gso_charge.c" -o "$WORK/gso_charge" -lb
 	echo "kmalloc=$(awk '$1 ~ /^kmalloc-[0-9]+k?$/ {print $4}' /proc/slabinfo | tr '\n' ' ')"
 } >"$WORK/constants"
 sed 's/^/   /' "$WORK/constants"
+[ -z "$BUILD_ONLY" ] || exit 0
 
 setup_variant() {
 	local v=$1

@@ -197,8 +197,8 @@ fn default_l2() -> u32 {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StackSpec {
-    /// The hosts' Linux release: "4.19", "5.4", "5.10", "5.13", "5.15", "6.1", "6.6" or "6.12"
-    /// (default). Its profile (`kernel::Kernel::profile`) sets every version-dependent
+    /// The hosts' Linux release: "4.19", "5.4", "5.10", "5.13", "5.15", "6.1", "6.6", "6.12"
+    /// (default) or "6.18". Its profile (`kernel::Kernel::profile`) sets every version-dependent
     /// behaviour this table leaves open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<Kernel>,

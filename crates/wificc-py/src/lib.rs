@@ -5,7 +5,9 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use wificc_core::api;
+use wificc_core::kernel::Kernel;
 use wificc_core::scenario::Format;
+use wificc_core::tcp::config::SkbLayout;
 
 fn format_of(name: &str) -> PyResult<Format> {
     match name {
@@ -44,11 +46,39 @@ fn cc_list() -> String {
     api::cc_list().to_string()
 }
 
+/// The truesize TCP Small Queues charges for one segment of `payload` bytes that software GSO
+/// (`skb_segment`) made, on a kernel of the given skb head layout, with or without
+/// scatter-gather on the device (`SkbLayout::segment_truesize`, the simulator's rule).
+#[pyfunction]
+#[pyo3(signature = (payload, sg, max_tcp_header, max_header, small_head_cache))]
+fn segment_truesize(
+    payload: u32,
+    sg: bool,
+    max_tcp_header: u32,
+    max_header: u32,
+    small_head_cache: bool,
+) -> u32 {
+    SkbLayout {
+        max_tcp_header,
+        max_header,
+        small_head_cache,
+    }
+    .segment_truesize(payload, sg)
+}
+
+/// The Linux releases with a kernel profile (`stack.kernel`), oldest first.
+#[pyfunction]
+fn kernels() -> Vec<&'static str> {
+    Kernel::ALL.iter().map(|k| k.name()).collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(cc_list, m)?)?;
+    m.add_function(wrap_pyfunction!(segment_truesize, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MODEL", wificc_core::MODEL)?;
     Ok(())

@@ -1,0 +1,270 @@
+"""The kernel checks' pure parts (wificc.kernelcheck): the registry, the resumable cells, the
+tables, and each suite's computations on hand-made inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+from wificc import _core, kernelcheck
+from wificc.cli import app
+from wificc.kernelcheck import Cell, Column, gso, probe, segments, tsq, variants
+
+RUNNER = CliRunner()
+
+
+def test_the_registry_names_every_suite_of_the_issue():
+    assert list(kernelcheck.SUITES) == [
+        "wired",
+        "tsq-completion",
+        "gso-charge",
+        "segments",
+        "wifi-download",
+        "trace",
+        "fairness",
+    ]
+    assert all(s.needs_root for s in kernelcheck.SUITES.values())
+    with pytest.raises(ValueError, match="--suite: got 'nope', expected one of wired, tsq-completion"):
+        kernelcheck.suite("nope")
+
+
+def test_the_simulator_runs_the_running_kernels_profile():
+    assert list(_core.kernels())[-2:] == ["6.12", "6.18"]
+    assert kernelcheck.running_kernel("6.18.44-fc-v669") == "6.18"
+    assert kernelcheck.running_kernel("6.17.1") == "6.12"
+    assert kernelcheck.running_kernel("5.12.0") == "5.10"
+    assert kernelcheck.running_kernel("3.10.0") == "4.19"
+    assert kernelcheck.running_kernel("7.2.0") == "6.18"
+
+
+def test_a_smoke_run_has_a_directory_of_its_own():
+    assert kernelcheck.suite_dir("out", "segments", False) == Path("out/segments")
+    assert kernelcheck.suite_dir("out", "segments", True) == Path("out/segments-smoke")
+
+
+def test_a_missing_wifi_download_module_is_reported_as_unavailable(monkeypatch):
+    monkeypatch.setattr(kernelcheck, "WIFI_DOWNLOAD_MODULE", "wificc.kernelcheck.no_such_module")
+    with pytest.raises(kernelcheck.Unavailable, match="suite wifi-download: not available in this build"):
+        kernelcheck.SUITES["wifi-download"].run(None, smoke=True, report=print)
+
+
+def test_cli_smoke_needs_a_suite_and_the_suite_must_exist(tmp_path):
+    result = RUNNER.invoke(app, ["validate-grid", str(tmp_path), "--smoke"])
+    assert result.exit_code == 2
+    assert "--smoke: needs --suite NAME" in result.output
+    result = RUNNER.invoke(app, ["validate-grid", str(tmp_path), "--suite", "nope"])
+    assert result.exit_code == 2
+    assert "--suite: got 'nope'" in result.output
+
+
+def test_columns_format_each_kind_and_missing_values():
+    row = {"a": 12_345_678.0, "b": 0.0512, "c": None, "d": float("nan"), "e": True, "f": 0.9951, "g": 3.0}
+    shown = [
+        Column("a", "a", "mbit").show(row),
+        Column("b", "b", "diff").show(row),
+        Column("c", "c", "ms").show(row),
+        Column("d", "d", "num").show(row),
+        Column("e", "e", "bool").show(row),
+        Column("f", "f", "share").show(row),
+        Column("g", "g", "int").show(row),
+    ]
+    assert shown == ["12.35", "+5.1%", "-", "-", "yes", "99.5%", "3"]
+    with pytest.raises(ValueError, match="unknown kind 'x'"):
+        Column("a", "a", "x").show(row)
+    text = kernelcheck.markdown_table([{"k": "v"}], [Column("K", "k")], "end")
+    assert text == "| K |\n|---|\n| v |\n\nend\n"
+
+
+def test_verdict_names_failed_checks_and_a_late_emulator():
+    assert kernelcheck.verdict({"goodput_ok": True, "ping_ok": None, "punctual": True}, ("goodput", "ping")) == "ok"
+    row = {"goodput_ok": False, "ping_ok": True, "punctual": False}
+    assert kernelcheck.verdict(row, ("goodput", "ping")) == "goodput, late"
+    agreement = kernelcheck.goodput_ping_agreement(
+        {"sim_goodput_bps": 110.0, "kernel_goodput_bps": 100.0, "sim_ping_p50_ms": 20.0, "kernel_ping_p50_ms": 16.0}
+    )
+    assert agreement["goodput_diff"] == pytest.approx(0.10)
+    assert agreement["goodput_ok"] is True
+    assert agreement["ping_p50_diff"] == pytest.approx(0.25)
+    assert agreement["ping_ok"] is False
+    assert kernelcheck.lateness({"lateness_within_100us": 0.985, "lateness_p99_us": 130.0})["punctual"] is False
+
+
+def test_footer_counts_agreeing_cells_and_those_on_a_punctual_emulator():
+    rows = [
+        {"goodput_ok": True, "ping_ok": True, "punctual": True},
+        {"goodput_ok": True, "ping_ok": None, "punctual": False},
+        {"goodput_ok": False, "ping_ok": True, "punctual": True},
+    ]
+    assert kernelcheck.footer(rows, ("goodput", "ping"), "goodput 10%") == (
+        "2 of 3 cells within tolerance (goodput 10%), 1 of them measured "
+        "on a punctual emulator (at least 99% of the packets within 100 us)."
+    )
+
+
+def test_cells_resume_and_a_failed_cell_leaves_nothing(tmp_path):
+    calls = []
+
+    def run_cell(cell, staging):
+        calls.append(cell.id)
+        if cell.params.get("fail"):
+            raise RuntimeError("boom")
+        (staging / "kept.txt").write_text(cell.id)
+        return {"x": cell.params["x"], "verdict": "ok"}
+
+    def render(rows):
+        return "".join(f"{r['cell']}={r['x']}\n" for r in rows)
+
+    grid = [Cell("a", {"x": 1}), Cell("b", {"x": 2, "fail": True}), Cell("c", {"x": 3})]
+    with pytest.raises(RuntimeError, match="boom"):
+        kernelcheck.run_cells(tmp_path, grid, run_cell, render, lambda _: None)
+    assert calls == ["a", "b"]
+    assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["a"]
+    assert (tmp_path / "table.md").read_text() == "a=1\n"
+    grid[1] = Cell("b", {"x": 2})
+    frame = kernelcheck.run_cells(tmp_path, grid, run_cell, render, lambda _: None)
+    assert calls == ["a", "b", "b", "c"]
+    assert list(frame["cell"]) == ["a", "b", "c"]
+    assert (tmp_path / "table.md").read_text() == "a=1\nb=2\nc=3\n"
+    row = json.loads((tmp_path / "cells" / "c" / "row.json").read_text())
+    assert row["x"] == 3 and row["cell"] == "c" and "wall_s" in row
+    assert (tmp_path / "cells" / "c" / "kept.txt").read_text() == "c"
+    assert (tmp_path / "table.csv").exists() and (tmp_path / "table.parquet").exists()
+
+
+def test_probe_constants_and_events_parse(tmp_path):
+    assert probe.parse_constants("sk_buff=224\nkmalloc=64 8 192\nbad\n") == {"sk_buff": 224, "kmalloc": [8, 64, 192]}
+    line = "XMIT,20,1,ffff,2304,1514,1514,1448,0,0,0,1728,64,1000,32,5000,-1,0,0,"
+    (tmp_path / "e.csv").write_text(line.replace("XMIT,20", "XMIT,30") + "\n" + line + "\nshort,line\n")
+    events = probe.parse_events(tmp_path / "e.csv")
+    assert [e["ts"] for e in events] == [20, 30]
+    assert events[0]["truesize"] == 2304 and events[0]["skb"] == "ffff" and events[0]["wmem"] == 5000
+
+
+def test_scratch_directories_of_dead_processes_are_removed(tmp_path):
+    dead = tmp_path / "wificc-probe-999999999-run-abc"
+    dead.mkdir()
+    alive = tmp_path / f"wificc-probe-{os.getppid()}-run-abc"
+    alive.mkdir()
+    other = tmp_path / "wificc-probe-x"
+    other.mkdir()
+    fresh = probe.scratch("build", tmp_path)
+    assert fresh.name.startswith(f"wificc-probe-{os.getpid()}-build-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, other.name, fresh.name])
+
+
+def segmentation(seq0=1000, payloads=(1448, 1448, 500), truesizes=(2304, 2304, 1280), gaps_ns=(9000, 12000)):
+    """Events of one GSO skb (QUEUE, GSOFREE) and its segments at the driver (XMIT)."""
+    payload = sum(payloads)
+    queue = {
+        "kind": "QUEUE", "ts": 100, "skb": "s1", "truesize": payload + 832, "len": payload + 66,
+        "payload": payload, "gso_size": 1448, "headroom": 126, "seq": seq0, "wmem": 10_000,
+    }  # fmt: skip
+    wmem_after = 10_000 + sum(truesizes) - queue["truesize"]
+    free = {**queue, "kind": "GSOFREE", "ts": 200, "wmem": wmem_after, "stackid": -1}
+    xmit = []
+    t = 300
+    for k, (p, ts) in enumerate(zip(payloads, truesizes, strict=True)):
+        xmit.append({"kind": "XMIT", "ts": t, "skb": f"x{k}", "truesize": ts, "payload": p, "seq": seq0 + 1448 * k})
+        t += gaps_ns[k] if k < len(gaps_ns) else 0
+    return [queue, free, *xmit]
+
+
+def test_gso_charge_is_checked_segment_by_segment_against_the_simulator():
+    # MAX_TCP_HEADER = headroom 126 + headers 66 = 192, no scatter-gather, small-head cache:
+    # 1448 -> SKB_DATA_ALIGN(192 + 1448) + 320 = 1984 -> kmalloc 2048 + 256 = 2304;
+    # 500 -> 704 + 320 = 1024 -> kmalloc 1024 + 256 = 1280.
+    assert gso.simulator_charge(1448, False, 192, True) == 2304
+    assert gso.simulator_charge(500, False, 192, True) == 1280
+    checked = gso.compare(segmentation(), {}, sg=False, small_head_cache=True)
+    assert checked["segmentations"] == 1
+    assert (checked["segments_checked"], checked["segments_exact"], checked["partial_segments"]) == (3, 3, 1)
+    assert checked["max_tcp_header"] == 192
+    assert (checked["full_truesize_kernel"], checked["full_truesize_sim"]) == (2304, 2304)
+    assert (checked["wmem_delta_exact"], checked["wmem_delta_checked"]) == (1, 1)
+    assert checked["charge_ok"] is True
+    # A kernel charging 64 bytes more for the last segment is caught.
+    off = gso.compare(segmentation(truesizes=(2304, 2304, 1344)), {}, sg=False, small_head_cache=True)
+    assert off["segments_exact"] == 2 and off["charge_ok"] is False
+    assert off["mismatches"] == "[(500, 1344, 1280)]"
+    # A segment the probe missed: nothing to check.
+    missed = gso.compare(segmentation()[:-1], {}, sg=False, small_head_cache=True)
+    assert missed["not_all_seen"] == 1 and missed["segments_checked"] == 0 and missed["charge_ok"] is False
+
+
+def test_segment_truesize_binding_is_the_simulators_rule():
+    # crates/wificc-core/src/tcp/config.rs: the studies' kernels (MAX_TCP_HEADER 320, no
+    # small-head cache) and the measured 6.18 VM.
+    assert _core.segment_truesize(1448, False, 320, 176, False) == 4352
+    assert _core.segment_truesize(1448, True, 320, 176, False) == 2728
+    assert _core.segment_truesize(1448, True, 192, 32, True) == 2280
+
+
+def test_segment_gaps_and_the_per_frame_wake_verdict():
+    gap_us, counts, spans = segments.gaps(segmentation(gaps_ns=(9000, 50000)))
+    assert gap_us == [9.0, 50.0]
+    assert counts == [3] and spans == [59.0]
+    summary = segments.summarise(gap_us, counts, spans)
+    assert summary["below_aifs_share"] == 0.5
+    assert summary["gap_p50_us"] == 9.0 and summary["gap_max_us"] == 50.0
+    assert summary["wake_ok"] is False
+    assert segments.summarise([10.0] * 99 + [44.0], [2], [10.0])["wake_ok"] is True
+    assert segments.summarise([10.0] * 98 + [44.0, 44.0], [2], [10.0])["wake_ok"] is False
+    assert segments.AIFS_BE_US == 43
+
+
+def diag_reply(dport: int, wmem: int) -> bytes:
+    """One inet_diag_msg for a socket to ``dport`` with its SKMEMINFO, then NLMSG_DONE."""
+    msg = bytearray(tsq.DIAG_MSG_LEN)
+    msg[0] = socket.AF_INET
+    struct.pack_into("!H", msg, tsq.DIAG_DPORT_OFFSET, dport)
+    meminfo = struct.pack("=9I", 0, 131072, wmem, 87040, 0, 0, 0, 0, 0)
+    attr = tsq.RTATTR.pack(tsq.RTATTR.size + len(meminfo), tsq.INET_DIAG_SKMEMINFO) + meminfo
+    body = bytes(msg) + attr
+    first = tsq.NLMSG_HEADER.pack(tsq.NLMSG_HEADER.size + len(body), tsq.SOCK_DIAG_BY_FAMILY, 2, 1, 0) + body
+    done = tsq.NLMSG_HEADER.pack(tsq.NLMSG_HEADER.size + 4, tsq.NLMSG_DONE, 2, 1, 0) + bytes(4)
+    return first + done
+
+
+def test_sock_diag_request_and_reply():
+    request = tsq.diag_request(7)
+    assert len(request) == 16 + 56
+    length, kind, flags, seq, _ = tsq.NLMSG_HEADER.unpack_from(request)
+    assert (length, kind, flags, seq) == (72, 20, 0x301, 7)
+    # family AF_INET, protocol TCP, ext bit of INET_DIAG_SKMEMINFO (7), states ESTABLISHED.
+    assert request[16:24] == bytes([2, 6, 64, 0]) + struct.pack("=I", 2)
+    assert tsq.parse_diag(diag_reply(20000, 54321), 20000) == ([54321], True)
+    assert tsq.parse_diag(diag_reply(20001, 54321), 20000) == ([], True)
+
+
+def test_tsq_cells_limits_and_scenarios():
+    assert tsq.limit_bytes(100, 4) == 50_000
+    assert tsq.limit_bytes(20, 1) == 2500
+    assert len(tsq.cells(False)) == 18 and [c.id for c in tsq.cells(True)] == ["100mbit-4ms-cubic"]
+    assert tsq.htb_commands("wcc-x-c0", 20)[1][-4:] == ["rate", "20mbit", "ceil", "20mbit"]
+    kernel, sim = tsq.scenarios_of({"rate_mbit": 20, "tsq_ms": 16, "cc": "bbr", "length": "4s"})
+    assert kernel["stack"]["limit_output_bytes"] == sim["stack"]["limit_output_bytes"] == "40000b"
+    # The kernel's sender NIC is the emulator's default; the simulator's is the htb's rate.
+    assert kernel["path"]["access_rate"] == "10000000000bit"
+    assert sim["path"]["access_rate"] == "20000000bit"
+    assert kernel["path"]["rate"] == sim["path"]["rate"] == "1000000000bit"
+    assert kernel["path"]["l2_overhead"] == sim["path"]["l2_overhead"] == 0
+
+
+def test_fairness_shares_and_trace_files(tmp_path, monkeypatch):
+    assert variants.shares([30.0, 10.0]) == [0.75, 0.25]
+    assert variants.shares([0.0, 0.0]) == [None, None]
+    monkeypatch.setenv(variants.TRACE_DIR_ENV, str(tmp_path))
+    with pytest.raises(kernelcheck.Unavailable, match="Verizon-LTE-short.up not found"):
+        variants.trace_files("verizon")
+    (tmp_path / "Verizon-LTE-short.up").write_text("1\n")
+    (tmp_path / "Verizon-LTE-short.down").write_text("1\n")
+    assert variants.trace_files("verizon")[1] == tmp_path / "Verizon-LTE-short.down"
+    scenario = variants.fairness_scenario({"buffer": "5bdp", "cc": "wbbr_pg", "length": "5s", "delay": "1s"})
+    assert [f["cc"] for f in scenario["flows"]] == ["wbbr_pg", "wbbr_pg"]
+    assert scenario["path"]["rtt"] == "10000000ns"
+    assert scenario["path"]["client_rtt"] == ["0ns", "40000000ns"]
