@@ -42,6 +42,7 @@
 //! input); TUN devices are not persistent, so they vanish with the emulator's file descriptors
 //! or with their namespace. `wificc-emu cleanup` removes anything left under a name prefix.
 
+pub mod acks;
 pub mod clock;
 pub mod emulator;
 pub mod ip;

@@ -259,8 +259,15 @@ fn in_netns<T: Send>(name: &str, f: impl FnOnce() -> io::Result<T> + Send) -> io
 
 impl Network {
     /// Create the server and `clients` client namespaces of run `tag`, each with its TUN
-    /// device, address, route and the settings of `stack` (MTU included).
-    pub fn create(tag: &str, clients: usize, stack: &StackSpec) -> io::Result<Network> {
+    /// device, address, route and the settings of `stack` (MTU included); with `client_gro`
+    /// the clients' devices deliver through NAPI and GRO, as a Wi-Fi station whose driver has
+    /// NAPI ([`crate::tun`]).
+    pub fn create(
+        tag: &str,
+        clients: usize,
+        stack: &StackSpec,
+        client_gro: bool,
+    ) -> io::Result<Network> {
         check_tag(tag).map_err(|m| io::Error::new(io::ErrorKind::InvalidInput, m))?;
         if clients == 0 || clients > MAX_CLIENTS {
             return Err(io::Error::new(
@@ -274,19 +281,19 @@ impl Network {
             notes: stack_notes(stack),
         };
         for h in 0..=clients {
-            let host = net.add_host(tag, h, stack)?;
+            let host = net.add_host(tag, h, stack, client_gro && h > 0)?;
             net.hosts.push(host);
         }
         Ok(net)
     }
 
-    fn add_host(&mut self, tag: &str, h: usize, stack: &StackSpec) -> io::Result<Host> {
+    fn add_host(&mut self, tag: &str, h: usize, stack: &StackSpec, gro: bool) -> io::Result<Host> {
         let name = host_name(tag, h);
         debug_assert!(name.len() <= MAX_IFNAME);
         let addr = host_addr(h);
         ip(&["netns", "add", &name])?;
         self.created.push(name.clone());
-        let tun = Tun::create(&name)?;
+        let tun = Tun::create(&name, gro)?;
         ip(&["link", "set", "dev", &name, "netns", &name])?;
         let n = name.as_str();
         ip(&["-n", n, "link", "set", "dev", "lo", "up"])?;
