@@ -535,6 +535,17 @@ mod tests {
     }
 
     #[test]
+    fn napi_drivers_deliver_through_gro() {
+        let gro = |k| Driver::defaults(k).gro;
+        assert!(gro(DriverKind::Ath10k) && gro(DriverKind::Iwlwifi));
+        assert!(!gro(DriverKind::Ath9k) && !gro(DriverKind::Ath9kHtc));
+        assert!(!gro(DriverKind::Generic) && !gro(DriverKind::Firmware));
+        let off: DriverSpec = serde_json::from_str(r#"{"gro": false}"#).unwrap();
+        let p = ChipsetSpec::Preset("ath10k".into());
+        assert!(!off.resolve(&p, None).unwrap().gro);
+    }
+
+    #[test]
     fn bad_values_name_the_field() {
         let p = ChipsetSpec::Preset("ath9k".into());
         let bad = |spec: DriverSpec| spec.resolve(&p, None).unwrap_err();

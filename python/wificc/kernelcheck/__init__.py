@@ -1,0 +1,1 @@
+"""Checks of the simulator against the running kernel, one module per suite."""
