@@ -948,6 +948,12 @@ def result_document(
     goodputs = [r["goodput_bps"] for r in flow_rows]
     squares = sum(g * g for g in goodputs)
     notes = [*emu.ready["notes"], RECORDING_NOTE]
+    lost = sum(d.get("tx_dropped") or 0 for d in report.get("tun_drops") or [])
+    if lost:
+        notes.append(
+            f"{lost} packets the hosts sent were dropped at their TUN devices before the emulator read "
+            "them (it was late): losses outside the emulated path"
+        )
     if any(f.get("cc_params") and not is_variant(f["cc"]) for f in scenario["flows"]):
         notes.append(CC_PARAMS_NOTE)
     lateness = report["lateness"]
@@ -1010,6 +1016,7 @@ def result_document(
                     "lateness",
                     "packets",
                     "tcp_acks",
+                    "tun_drops",
                 )
             },
         },

@@ -113,6 +113,14 @@ pub struct TcpDrops {
     pub drops: u64,
 }
 
+/// Drops at one host's TUN device (None where the counters could not be read).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct TunDrops {
+    pub host: usize,
+    pub rx_dropped: Option<u64>,
+    pub tx_dropped: Option<u64>,
+}
+
 /// Drop counts by (source, source port, destination, destination port) of TCP packets.
 type DropsByFlow = BTreeMap<(Ipv4Addr, u16, Ipv4Addr, u16), u64>;
 
@@ -136,6 +144,10 @@ pub struct Report {
     pub tcp_drops: Vec<TcpDrops>,
     /// Each TCP connection direction's data segments and the ACKs its receiver sent.
     pub tcp_acks: Vec<AckPolicy>,
+    /// Each host's TUN device's drops (index: host, 0 the server): `tx_dropped` counts packets
+    /// its kernel sent that were lost before the emulator read them (the emulator was late),
+    /// losses outside the emulated path.
+    pub tun_drops: Vec<TunDrops>,
     pub queues: Vec<QueueSummary>,
     pub queue_series: Vec<SeriesOf<QueueSeries>>,
     /// Per-node Wi-Fi summaries (A-MPDU sizes at the AP and the stations), empty without a BSS.
@@ -240,6 +252,16 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
     writeln!(out, "{}", serde_json::to_string(&ready)?)?;
     out.flush()?;
     let result = Loop::new(scenario, opts, &network, clock).run(&mut path);
+    let tun_drops = network
+        .tun_drops()
+        .into_iter()
+        .enumerate()
+        .map(|(host, d)| TunDrops {
+            host,
+            rx_dropped: d.map(|d| d.0),
+            tx_dropped: d.map(|d| d.1),
+        })
+        .collect();
     let removed = network.remove();
     let (stopped_by, lateness, packets, drops, acks, end) = result?;
     removed?;
@@ -267,6 +289,7 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
             })
             .collect(),
         tcp_acks: acks.report(),
+        tun_drops,
         queues,
         queue_series,
         wifi,
