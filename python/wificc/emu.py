@@ -856,7 +856,7 @@ def run_traffic(scenario: dict[str, Any], emu: Emulator) -> tuple[list[FlowRun],
     return flows, pings, wall_s
 
 
-def _flow_summary(f: FlowRun, warmup_ns: int, drops: int) -> dict[str, Any]:
+def _flow_summary(f: FlowRun, warmup_ns: int, drops: int, acks: int | None) -> dict[str, Any]:
     """A flow's summary in the simulator's columns; what TUN hides is None."""
     start = max(f.start_ns, warmup_ns)
     span = max(f.stop_ns - start, 1)
@@ -887,6 +887,7 @@ def _flow_summary(f: FlowRun, warmup_ns: int, drops: int) -> dict[str, Any]:
         "tsq_max_excess": None,
         "skbs_sent": None,
         "skb_segs_mean": None,
+        "acks_sent": acks,
     }
 
 
@@ -923,6 +924,13 @@ def _load_window_ns(scenario: dict[str, Any], duration_ns: int) -> tuple[int, in
     return min(_ns(f["start"]) for f in flows), max(stops)
 
 
+def _flow_acks(f: FlowRun, report: dict[str, Any]) -> int | None:
+    """Pure ACKs the flow's receiver sent, as the emulator counted them (its data direction is
+    the one with data segments on the flow's port)."""
+    ours = [a for a in report.get("tcp_acks", []) if f.port in (a["src_port"], a["dst_port"])]
+    return max((a["acks"] for a in ours), default=None)
+
+
 def _flow_drops(f: FlowRun, report: dict[str, Any]) -> int:
     """Packets of the flow (data or ACKs: its receiver's port on either side) that the emulated
     queues dropped."""
@@ -942,10 +950,16 @@ def result_document(
     emulated run, with the emulator's own figures in ``summary`` and under ``emulator``, where
     ``bpf_knobs`` holds the knobs of the BPF variants the run used, as they were when it ran."""
     duration_ns, warmup_ns = _ns(scenario["duration"]), _ns(scenario["warmup"])
-    flow_rows = [_flow_summary(f, warmup_ns, _flow_drops(f, report)) for f in flows]
+    flow_rows = [_flow_summary(f, warmup_ns, _flow_drops(f, report), _flow_acks(f, report)) for f in flows]
     goodputs = [r["goodput_bps"] for r in flow_rows]
     squares = sum(g * g for g in goodputs)
     notes = [*emu.ready["notes"], RECORDING_NOTE]
+    lost = sum(d.get("tx_dropped") or 0 for d in report.get("tun_drops") or [])
+    if lost:
+        notes.append(
+            f"{lost} packets the hosts sent were dropped at their TUN devices before the emulator read "
+            "them (it was late): losses outside the emulated path"
+        )
     if any(f.get("cc_params") and not is_variant(f["cc"]) for f in scenario["flows"]):
         notes.append(CC_PARAMS_NOTE)
     lateness = report["lateness"]
@@ -997,7 +1011,7 @@ def result_document(
             "notes": notes,
             "bpf_knobs": knobs or {},
             **{
-                k: report[k]
+                k: report.get(k)
                 for k in (
                     "stopped_by",
                     "elapsed_s",
@@ -1007,6 +1021,8 @@ def result_document(
                     "preempted",
                     "lateness",
                     "packets",
+                    "tcp_acks",
+                    "tun_drops",
                 )
             },
         },

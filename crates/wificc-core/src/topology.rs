@@ -339,6 +339,11 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
         );
         let mut receiver = TcpReceiver::new(id, ack_route, dscp, ecn);
         receiver.delayed_ack_enabled = s.stack.delayed_ack;
+        // A download's receiver is a station: its driver says whether GRO merges what it
+        // receives.
+        if let (PathSpec::Wifi(w), Direction::Down) = (&s.path, f.direction) {
+            receiver.gro = w.radio.driver().map_err(|m| err("path.radio", m))?.gro;
+        }
         let name = f
             .name
             .clone()
@@ -464,6 +469,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
                 } else {
                     0.0
                 },
+                acks_sent: f.receiver.acks_sent,
             }
         })
         .collect();

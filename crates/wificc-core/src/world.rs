@@ -22,7 +22,7 @@ use crate::net::packet::{Emit, Kind, Packet, PacketRef, Packets, ICMP_HEADER, UD
 use crate::net::trace::{TraceLink, TraceWake};
 use crate::net::wifi::{Bss, NodeStats, WifiOut};
 use crate::sim::EventQueue;
-use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::receiver::{gro_merges, TcpReceiver};
 use crate::tcp::sender::{Out, SenderTimer, TcpSender};
 use crate::units::Nanos;
 
@@ -179,6 +179,8 @@ pub struct World {
     pkts: Packets,
     /// Packets to hand to their next hop now, in order.
     work: VecDeque<PacketRef>,
+    /// The segments of the GRO skb being built (reused).
+    gro_batch: Vec<Packet>,
     /// Dropped packets being accounted (kept for its capacity).
     dropped: Vec<Packet>,
     timers: Vec<(Nanos, SenderTimer)>,
@@ -211,6 +213,7 @@ impl World {
             warmup,
             pkts: Packets::new(),
             work: VecDeque::new(),
+            gro_batch: Vec::new(),
             dropped: Vec::new(),
             timers: Vec::new(),
         }
@@ -651,11 +654,40 @@ impl World {
                 Hop::Receiver(f) => {
                     let data = self.pkts.remove(pkt);
                     let flow = &mut self.flows[f as usize];
-                    let mut acks = Emit {
-                        pkts: &mut self.pkts,
-                        work: &mut self.work,
+                    let delack = if flow.receiver.gro {
+                        // GRO: the segments of this flow delivered with this one (one RX
+                        // interrupt's batch, next in the work queue) that merge into its skb.
+                        let mut batch = std::mem::take(&mut self.gro_batch);
+                        let mut len = data.size;
+                        batch.push(data);
+                        while let Some(&next) = self.work.front() {
+                            let p = &self.pkts[next];
+                            let (first, last) = (&batch[0], &batch[batch.len() - 1]);
+                            if self.routes[p.route as usize][p.hop as usize] != Hop::Receiver(f)
+                                || !gro_merges(first, last, len, p)
+                            {
+                                break;
+                            }
+                            len += p.payload;
+                            self.work.pop_front();
+                            batch.push(self.pkts.remove(next));
+                        }
+                        let mut acks = Emit {
+                            pkts: &mut self.pkts,
+                            work: &mut self.work,
+                        };
+                        let t = flow.receiver.on_gro_skb(&batch, now, &mut acks);
+                        batch.clear();
+                        self.gro_batch = batch;
+                        t
+                    } else {
+                        let mut acks = Emit {
+                            pkts: &mut self.pkts,
+                            work: &mut self.work,
+                        };
+                        flow.receiver.on_data(&data, now, &mut acks)
                     };
-                    if let Some(t) = flow.receiver.on_data(&data, now, &mut acks) {
+                    if let Some(t) = delack {
                         self.queue.schedule(t, Event::DelAck(f));
                     }
                 }

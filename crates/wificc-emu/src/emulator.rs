@@ -22,9 +22,10 @@ use wificc_core::metrics::results::{
     QueueSeries, QueueSummary, SeriesOf, WifiNodeSummary, WifiSeries,
 };
 use wificc_core::net::packet::{Ecn, Packet};
-use wificc_core::scenario::Scenario;
+use wificc_core::scenario::{PathSpec, Scenario};
 use wificc_core::units::{secs, Nanos, NSEC_PER_USEC};
 
+use crate::acks::{AckPolicy, AckTracker};
 use crate::clock::{plan_wait, Clock, Lateness, LatenessReport, Wait};
 use crate::ip::{self, NotForwarded};
 use crate::netns::{host_of, Network};
@@ -112,6 +113,14 @@ pub struct TcpDrops {
     pub drops: u64,
 }
 
+/// Drops at one host's TUN device (None where the counters could not be read).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct TunDrops {
+    pub host: usize,
+    pub rx_dropped: Option<u64>,
+    pub tx_dropped: Option<u64>,
+}
+
 /// Drop counts by (source, source port, destination, destination port) of TCP packets.
 type DropsByFlow = BTreeMap<(Ipv4Addr, u16, Ipv4Addr, u16), u64>;
 
@@ -133,6 +142,12 @@ pub struct Report {
     pub packets: Counters,
     /// Queue drops of each TCP connection direction that lost packets.
     pub tcp_drops: Vec<TcpDrops>,
+    /// Each TCP connection direction's data segments and the ACKs its receiver sent.
+    pub tcp_acks: Vec<AckPolicy>,
+    /// Each host's TUN device's drops (index: host, 0 the server): `tx_dropped` counts packets
+    /// its kernel sent that were lost before the emulator read them (the emulator was late),
+    /// losses outside the emulated path.
+    pub tun_drops: Vec<TunDrops>,
     pub queues: Vec<QueueSummary>,
     pub queue_series: Vec<SeriesOf<QueueSeries>>,
     /// Per-node Wi-Fi summaries (A-MPDU sizes at the AP and the stations), empty without a BSS.
@@ -207,7 +222,13 @@ fn realtime(priority: i32) -> String {
 pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Result<Report> {
     let mut path = EmuPath::from_scenario(scenario)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    let mut network = Network::create(&opts.tag, path.hosts() - 1, &scenario.stack)?;
+    // A Wi-Fi station whose driver delivers through NAPI gets GRO on its device, as the
+    // simulator's receiver does (`tcp::receiver`).
+    let station_gro = match &scenario.path {
+        PathSpec::Wifi(w) => w.radio.driver().is_ok_and(|d| d.gro),
+        _ => false,
+    };
+    let mut network = Network::create(&opts.tag, path.hosts() - 1, &scenario.stack, station_gro)?;
     let scheduler = realtime(opts.rt_priority);
     let clock = Clock::start();
     let ready = Ready {
@@ -231,8 +252,18 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
     writeln!(out, "{}", serde_json::to_string(&ready)?)?;
     out.flush()?;
     let result = Loop::new(scenario, opts, &network, clock).run(&mut path);
+    let tun_drops = network
+        .tun_drops()
+        .into_iter()
+        .enumerate()
+        .map(|(host, d)| TunDrops {
+            host,
+            rx_dropped: d.map(|d| d.0),
+            tx_dropped: d.map(|d| d.1),
+        })
+        .collect();
     let removed = network.remove();
-    let (stopped_by, lateness, packets, drops, end) = result?;
+    let (stopped_by, lateness, packets, drops, acks, end) = result?;
     removed?;
     let (queues, queue_series) = path.queue_results(end);
     let (wifi, wifi_series) = path.wifi_results(end);
@@ -257,6 +288,8 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
                 drops,
             })
             .collect(),
+        tcp_acks: acks.report(),
+        tun_drops,
         queues,
         queue_series,
         wifi,
@@ -268,7 +301,7 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
 }
 
 /// What the loop returns: why it stopped, lateness, counters, TCP drops, end time.
-type LoopResult = (String, Lateness, Counters, DropsByFlow, Nanos);
+type LoopResult = (String, Lateness, Counters, DropsByFlow, AckTracker, Nanos);
 
 /// The loop's state.
 struct Loop<'a> {
@@ -287,6 +320,7 @@ struct Loop<'a> {
     lateness: Lateness,
     counters: Counters,
     tcp_drops: DropsByFlow,
+    acks: AckTracker,
     buf: Vec<u8>,
 }
 
@@ -311,6 +345,7 @@ impl<'a> Loop<'a> {
             lateness: Lateness::default(),
             counters: Counters::default(),
             tcp_drops: DropsByFlow::new(),
+            acks: AckTracker::default(),
             buf: vec![0; MAX_DATAGRAM],
         }
     }
@@ -342,6 +377,7 @@ impl<'a> Loop<'a> {
             self.lateness,
             self.counters,
             self.tcp_drops,
+            self.acks,
             end,
         ))
     }
@@ -403,6 +439,7 @@ impl<'a> Loop<'a> {
                     continue;
                 }
             };
+            self.acks.record(&info, now);
             let route = host_of(info.dst, path.hosts()).and_then(|to| path.route(host, to));
             let Some(route) = route else {
                 self.counters.unroutable += 1;

@@ -50,6 +50,8 @@ pub struct Ipv4Info {
     pub ports: (u16, u16),
     /// TCP payload bytes (0 for a pure ACK and for other protocols).
     pub tcp_payload: u32,
+    /// TCP acknowledgment number (0 for other protocols).
+    pub tcp_ack: u32,
     /// ICMP type, for ICMP.
     pub icmp_type: Option<u8>,
 }
@@ -76,10 +78,12 @@ pub fn parse(buf: &[u8]) -> Result<Ipv4Info, NotForwarded> {
     let proto = buf[9];
     let l4 = &buf[ihl..len];
     let be16 = |at: usize| -> u16 { u16::from_be_bytes([l4[at], l4[at + 1]]) };
+    let mut tcp_ack = 0;
     let (ports, tcp_payload, icmp_type) = match proto {
         PROTO_TCP if l4.len() >= 20 => {
             let doff = (l4[12] >> 4) as usize * 4;
             let payload = l4.len().saturating_sub(doff) as u32;
+            tcp_ack = u32::from_be_bytes([l4[8], l4[9], l4[10], l4[11]]);
             ((be16(0), be16(2)), payload, None)
         }
         PROTO_UDP if l4.len() >= 8 => ((be16(0), be16(2)), 0, None),
@@ -95,6 +99,7 @@ pub fn parse(buf: &[u8]) -> Result<Ipv4Info, NotForwarded> {
         dst: Ipv4Addr::new(buf[16], buf[17], buf[18], buf[19]),
         ports,
         tcp_payload,
+        tcp_ack,
         icmp_type,
     })
 }

@@ -32,7 +32,11 @@
 //! reproduced at the sender (the simulator models them; the emulator reports it). On a Wi-Fi
 //! path this matters for uploads: the station's radio aggregates whatever its kernel hands
 //! over at once, where the simulator's TSQ would hold the sender back (the run's notes say so);
-//! downloads reach the AP through the backhaul and aggregate there as in the simulator. Linux
+//! downloads reach the AP through the backhaul and aggregate there as in the simulator. A
+//! station whose driver delivers through NAPI (`driver.gro`: ath10k, iwlwifi) gets a TUN
+//! device with `IFF_NAPI` and a GRO flush timeout, so the datagrams of one RX batch reach its
+//! TCP as GRO skbs ([`tun`]); the others receive each datagram alone, as ath9k's stack does.
+//! The pure ACKs every receiver writes are counted per connection ([`acks`]). Linux
 //! stack settings that have a per-namespace or per-route form (ECN, initial cwnd, RTO floor,
 //! delayed ACK, output-bytes limit, pacing ratios, minimum TSO segments, fq pacing) are applied
 //! in the namespaces ([`netns`]).
@@ -42,6 +46,7 @@
 //! input); TUN devices are not persistent, so they vanish with the emulator's file descriptors
 //! or with their namespace. `wificc-emu cleanup` removes anything left under a name prefix.
 
+pub mod acks;
 pub mod clock;
 pub mod emulator;
 pub mod ip;

@@ -259,8 +259,15 @@ fn in_netns<T: Send>(name: &str, f: impl FnOnce() -> io::Result<T> + Send) -> io
 
 impl Network {
     /// Create the server and `clients` client namespaces of run `tag`, each with its TUN
-    /// device, address, route and the settings of `stack` (MTU included).
-    pub fn create(tag: &str, clients: usize, stack: &StackSpec) -> io::Result<Network> {
+    /// device, address, route and the settings of `stack` (MTU included); with `client_gro`
+    /// the clients' devices deliver through NAPI and GRO, as a Wi-Fi station whose driver has
+    /// NAPI ([`crate::tun`]).
+    pub fn create(
+        tag: &str,
+        clients: usize,
+        stack: &StackSpec,
+        client_gro: bool,
+    ) -> io::Result<Network> {
         check_tag(tag).map_err(|m| io::Error::new(io::ErrorKind::InvalidInput, m))?;
         if clients == 0 || clients > MAX_CLIENTS {
             return Err(io::Error::new(
@@ -274,19 +281,19 @@ impl Network {
             notes: stack_notes(stack),
         };
         for h in 0..=clients {
-            let host = net.add_host(tag, h, stack)?;
+            let host = net.add_host(tag, h, stack, client_gro && h > 0)?;
             net.hosts.push(host);
         }
         Ok(net)
     }
 
-    fn add_host(&mut self, tag: &str, h: usize, stack: &StackSpec) -> io::Result<Host> {
+    fn add_host(&mut self, tag: &str, h: usize, stack: &StackSpec, gro: bool) -> io::Result<Host> {
         let name = host_name(tag, h);
         debug_assert!(name.len() <= MAX_IFNAME);
         let addr = host_addr(h);
         ip(&["netns", "add", &name])?;
         self.created.push(name.clone());
-        let tun = Tun::create(&name)?;
+        let tun = Tun::create(&name, gro)?;
         ip(&["link", "set", "dev", &name, "netns", &name])?;
         let n = name.as_str();
         ip(&["-n", n, "link", "set", "dev", "lo", "up"])?;
@@ -347,6 +354,24 @@ impl Network {
         Ok(Host { name, addr, tun })
     }
 
+    /// Each host's TUN device's (receive, transmit) drop counts: a transmit drop is a packet
+    /// the host's kernel sent that the device's ring (txqueuelen) had no room for because
+    /// the emulator read too late; it never entered the emulated path. None where unreadable.
+    /// (`/proc/net` follows the process's main thread; the thread that entered the namespace
+    /// reads its own through `/proc/thread-self`.)
+    pub fn tun_drops(&self) -> Vec<Option<(u64, u64)>> {
+        self.hosts
+            .iter()
+            .map(|h| {
+                in_netns(&h.name, || {
+                    std::fs::read_to_string("/proc/thread-self/net/dev")
+                })
+                .ok()
+                .and_then(|text| dev_drops(&text, &h.name))
+            })
+            .collect()
+    }
+
     /// Remove the namespaces now (also done on drop); returns the first error.
     pub fn remove(&mut self) -> io::Result<()> {
         let mut first = Ok(());
@@ -392,6 +417,22 @@ pub fn cleanup(prefix: &str) -> io::Result<Vec<String>> {
         }
     }
     Ok(removed)
+}
+
+/// The (receive, transmit) drop counts of device `dev` in `/proc/net/dev` text (its columns:
+/// receive bytes, packets, errs, drop, ...; transmit bytes, packets, errs, drop, ...).
+fn dev_drops(text: &str, dev: &str) -> Option<(u64, u64)> {
+    text.lines().find_map(|l| {
+        let (name, fields) = l.split_once(':')?;
+        if name.trim() != dev {
+            return None;
+        }
+        let f: Vec<u64> = fields
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(0))
+            .collect();
+        Some((*f.get(3)?, *f.get(11)?))
+    })
 }
 
 /// Namespace names in `ip netns list` output ("name" or "name (id: 3)" per line).
@@ -497,6 +538,17 @@ mod tests {
         assert!(n[1].starts_with("sk_pacing_shift 8:"), "{n:?}");
         assert!(n[2].starts_with("stack.offloads = false"), "{n:?}");
         assert!(n[3].starts_with("stack.tp = 2"), "{n:?}");
+    }
+
+    #[test]
+    fn device_drops_are_read_from_proc_net_dev() {
+        let text = "Inter-|   Receive                            |  Transmit\n \
+             face |bytes packets errs drop fifo frame compressed multicast|bytes packets errs drop fifo colls carrier compressed\n    \
+             lo: 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
+             wcc-ab-s: 100 10 0 7 0 0 0 0 2000 20 0 103 0 0 0 0\n";
+        assert_eq!(dev_drops(text, "wcc-ab-s"), Some((7, 103)));
+        assert_eq!(dev_drops(text, "lo"), Some((0, 0)));
+        assert_eq!(dev_drops(text, "wcc-ab-c0"), None);
     }
 
     #[test]

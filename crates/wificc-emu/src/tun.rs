@@ -6,6 +6,16 @@
 //! The device is not made persistent: it disappears when the descriptor is closed, so the
 //! emulator's exit, however abrupt, removes it. Moving the device into another network
 //! namespace keeps the descriptor working.
+//!
+//! **GRO.** With `IFF_NAPI` (drivers/net/tun.c `tun_napi_init`, root only) a written datagram
+//! is queued and received by the device's NAPI poll through `napi_gro_receive`
+//! (`tun_get_user` -> `napi_schedule` -> `tun_napi_poll`), as a NIC driver with NAPI (ath10k,
+//! iwlwifi) delivers frames. Each `write` runs its own poll, which would flush GRO at once;
+//! the device's `gro_flush_timeout` ([`GRO_FLUSH_TIMEOUT_NS`]) keeps the held skb across
+//! polls (`napi_complete_done` then flushes only packets older than a jiffy and arms a timer
+//! that flushes the rest), so the datagrams the emulator writes back to back at one model
+//! instant (one RX interrupt's batch) merge as in one poll, and GRO's own rules (next in
+//! sequence, same options, 64 KB) decide the skbs.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -14,6 +24,14 @@ use std::os::unix::fs::OpenOptionsExt;
 
 /// Longest interface name (Linux IFNAMSIZ less the terminating NUL).
 pub const MAX_IFNAME: usize = libc::IFNAMSIZ - 1;
+/// `IFF_NAPI` (include/uapi/linux/if_tun.h).
+const IFF_NAPI: libc::c_int = 0x0010;
+/// The GRO flush timeout of a TUN device with NAPI, ns: longer than the time the emulator
+/// takes to write one batch (a few microseconds per datagram, the kernel's receive processing
+/// included), far shorter than the gap between two RX interrupts of a Wi-Fi station (the end
+/// of one PPDU and the next). An emulation artefact: a received batch's last GRO skb reaches
+/// TCP up to this much later than the batch.
+pub const GRO_FLUSH_TIMEOUT_NS: u64 = 50_000;
 
 pub struct Tun {
     file: File,
@@ -21,8 +39,9 @@ pub struct Tun {
 }
 
 impl Tun {
-    /// Create the TUN device `name` (at most 15 bytes) in the current namespace.
-    pub fn create(name: &str) -> io::Result<Tun> {
+    /// Create the TUN device `name` (at most 15 bytes) in the current namespace; with `napi`,
+    /// received datagrams go through NAPI and GRO (see the module documentation).
+    pub fn create(name: &str, napi: bool) -> io::Result<Tun> {
         if name.is_empty() || name.len() > MAX_IFNAME {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -41,12 +60,19 @@ impl Tun {
             for (dst, &b) in req.ifr_name.iter_mut().zip(name.as_bytes()) {
                 *dst = b as libc::c_char;
             }
-            req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short;
+            let napi_flag = if napi { IFF_NAPI } else { 0 };
+            req.ifr_ifru.ifru_flags =
+                (libc::IFF_TUN | libc::IFF_NO_PI | napi_flag) as libc::c_short;
             libc::ioctl(file.as_raw_fd(), libc::TUNSETIFF, &req)
         };
         if rc != 0 {
             let e = io::Error::last_os_error();
             return Err(io::Error::new(e.kind(), format!("TUNSETIFF {name}: {e}")));
+        }
+        if napi {
+            let path = format!("/sys/class/net/{name}/gro_flush_timeout");
+            std::fs::write(&path, GRO_FLUSH_TIMEOUT_NS.to_string())
+                .map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))?;
         }
         Ok(Tun {
             file,

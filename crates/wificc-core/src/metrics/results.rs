@@ -174,6 +174,8 @@ pub struct FlowSummary {
     pub skbs_sent: u64,
     /// Segments per skb: how much each send hands to the qdisc and radio at once.
     pub skb_segs_mean: f64,
+    /// ACKs the flow's receiver sent over the whole run.
+    pub acks_sent: u64,
 }
 
 /// Summary of one ping stream.

@@ -10,6 +10,19 @@
 //! (RFC 3168) ECE is set on every ACK from a CE mark until a CWR arrives; in DCTCP mode ECE mirrors
 //! the CE mark of the data being acknowledged, and a change of CE state sends the delayed ACK for
 //! the previous state at once (RFC 8257 section 3.2).
+//!
+//! **GRO.** A host whose NIC driver delivers received frames from a NAPI poll
+//! (`ieee80211_rx_napi` with the driver's `napi`: ath10k, iwlwifi) hands them to GRO
+//! (`napi_gro_receive`), which merges the in-order segments of one flow received in one poll
+//! into one skb before TCP sees them (net/core/gro.c `dev_gro_receive`, net/ipv4/tcp_offload.c
+//! `tcp_gro_receive`, net/core/gro.c `skb_gro_receive`); TCP then runs its receive path and
+//! its ACK decision (`tcp_rcv_established` -> `__tcp_ack_snd_check`) once per skb. A batch
+//! the driver delivers at one instant is merged by [`gro_merges`] and handed over by
+//! [`TcpReceiver::on_gro_skb`]: one ACK per GRO skb of two or more segments (more than one
+//! full segment unacknowledged), and a quick ACK uses up one of the `TCP_MAX_QUICKACKS` per
+//! ACK, not per segment (`tcp_event_ack_sent` -> `tcp_dec_quickack_mode`, tcp_output.c).
+//! ath9k hands frames to mac80211 without NAPI (`ieee80211_rx` from its RX tasklet ->
+//! `netif_receive_skb_list`), so its host's TCP sees every segment alone.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +34,28 @@ use crate::units::{Nanos, NSEC_PER_MSEC};
 pub const MAX_QUICKACKS: u32 = 16;
 /// `TCP_DELACK_MIN` (HZ/25).
 pub const DELACK: Nanos = 40 * NSEC_PER_MSEC;
+/// Largest GRO skb, bytes: `GRO_LEGACY_MAX_SIZE` (65536), the default `gro_max_size`;
+/// `skb_gro_receive` refuses a segment when the held skb's length plus the segment's payload
+/// would reach it (net/core/gro.c). With 52 header bytes and 1448-byte payloads: 45 segments.
+pub const GRO_MAX_SIZE: u32 = 65_536;
+
+/// Whether GRO merges data segment `next` into a held GRO skb that starts with `first`, ends
+/// with `last` and is `len` bytes long (first's header and every payload), as
+/// `tcp_gro_receive` (net/ipv4/tcp_offload.c) and `inet_gro_receive` (af_inet.c) decide:
+/// the next in sequence; the same TOS byte (the ECN field: a CE mark ends the skb) and the
+/// same TCP options (the timestamp: Linux's TSval ticks in milliseconds of the sender's
+/// clock, `tcp_skb_timestamp_ts`, so segments sent in different milliseconds are not merged);
+/// no CWR flag; a payload at most the first one's, after a full-sized last one (a shorter
+/// segment is merged and ends the skb); and the skb stays below [`GRO_MAX_SIZE`].
+pub fn gro_merges(first: &Packet, last: &Packet, len: u32, next: &Packet) -> bool {
+    next.seq == last.seq + 1
+        && next.ecn() == first.ecn()
+        && next.sent / NSEC_PER_MSEC == first.sent / NSEC_PER_MSEC
+        && !next.cwr()
+        && last.payload == first.payload
+        && next.payload <= first.payload
+        && len + next.payload < GRO_MAX_SIZE
+}
 
 /// How the receiver echoes congestion experienced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,6 +85,9 @@ pub struct TcpReceiver {
     ce_state: bool,
     delack: Timer,
     pub delayed_ack_enabled: bool,
+    /// The host's NIC driver hands received frames to GRO (see the module documentation):
+    /// the world merges what arrives at one instant with [`gro_merges`].
+    pub gro: bool,
     /// In-order payload bytes delivered to the application.
     pub delivered_bytes: u64,
     pub acks_sent: u64,
@@ -73,6 +111,7 @@ impl TcpReceiver {
             ce_state: false,
             delack: Timer::default(),
             delayed_ack_enabled: true,
+            gro: false,
             delivered_bytes: 0,
             acks_sent: 0,
         }
@@ -86,6 +125,37 @@ impl TcpReceiver {
         now: Nanos,
         acks: &mut impl PacketSink,
     ) -> Option<Nanos> {
+        let mut immediate = self.receive(pkt, now, acks);
+        if self.quickacks > 0 {
+            self.quickacks -= 1;
+            immediate = true;
+        }
+        self.ack_check(immediate, now, acks)
+    }
+
+    /// A GRO skb arrived: `segs`, in sequence, merged by [`gro_merges`] (one segment: as
+    /// [`TcpReceiver::on_data`]). TCP takes in every segment, then decides once whether to ACK:
+    /// a quick ACK uses up one quick ACK however many segments it covers.
+    pub fn on_gro_skb(
+        &mut self,
+        segs: &[Packet],
+        now: Nanos,
+        acks: &mut impl PacketSink,
+    ) -> Option<Nanos> {
+        let mut immediate = false;
+        for pkt in segs {
+            immediate |= self.receive(pkt, now, acks);
+        }
+        if self.quickacks > 0 {
+            self.quickacks -= 1;
+            immediate = true;
+        }
+        self.ack_check(immediate, now, acks)
+    }
+
+    /// Take in one data segment; whether it asks for an immediate ACK (out of order, a filled
+    /// hole, a duplicate).
+    fn receive(&mut self, pkt: &Packet, now: Nanos, acks: &mut impl PacketSink) -> bool {
         let ce = pkt.ecn() == Ecn::Ce;
         if self.ecn == EcnEcho::Dctcp && ce != self.ce_state {
             // Flush the pending delayed ACK with the old CE state first.
@@ -125,10 +195,16 @@ impl TcpReceiver {
             immediate = true; // duplicate: ACK at once (DSACK not modelled)
         }
         self.unacked += 1;
-        if self.quickacks > 0 {
-            self.quickacks -= 1;
-            immediate = true;
-        }
+        immediate
+    }
+
+    /// `__tcp_ack_snd_check`: ACK now, or arm the delayed-ACK timer (returned).
+    fn ack_check(
+        &mut self,
+        immediate: bool,
+        now: Nanos,
+        acks: &mut impl PacketSink,
+    ) -> Option<Nanos> {
         if immediate || self.unacked >= 2 || !self.delayed_ack_enabled {
             self.send_ack(now, false, acks);
             return None;
@@ -242,6 +318,111 @@ mod tests {
             (acks.len(), acks[1].ack().cum, acks[1].ack().delayed),
             (2, 3, true)
         );
+    }
+
+    /// Segment `seq`, full-sized, sent at `sent_ns`.
+    fn sent_at(seq: u64, sent_ns: Nanos) -> Packet {
+        let mut p = data(seq);
+        p.sent = sent_ns;
+        p
+    }
+
+    /// Split `pkts` into GRO skbs as the world does (each merges while `gro_merges` says so).
+    fn gro_skbs(pkts: &[Packet]) -> Vec<Vec<Packet>> {
+        let mut out: Vec<Vec<Packet>> = Vec::new();
+        let mut len = 0;
+        for p in pkts {
+            if let Some(skb) = out.last_mut() {
+                if gro_merges(&skb[0], &skb[skb.len() - 1], len, p) {
+                    len += p.payload;
+                    skb.push(*p);
+                    continue;
+                }
+            }
+            len = p.size;
+            out.push(vec![*p]);
+        }
+        out
+    }
+
+    #[test]
+    fn gro_merges_at_most_45_full_segments_of_one_millisecond() {
+        // 52 + 45 x 1448 = 65212 < 65536; a 46th would make 66660.
+        let batch: Vec<Packet> = (0..64).map(|s| sent_at(s, 5_000_000)).collect();
+        let sizes: Vec<usize> = gro_skbs(&batch).iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![45, 19]);
+        // Sent across a millisecond boundary (TSval ticks): 10 in ms 5, 22 in ms 6.
+        let batch: Vec<Packet> = (0..32)
+            .map(|s| sent_at(s, if s < 10 { 5_999_000 } else { 6_000_000 }))
+            .collect();
+        let sizes: Vec<usize> = gro_skbs(&batch).iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![10, 22]);
+        // A gap in sequence, a CE mark and a short segment each end a skb (the short one is
+        // merged first).
+        let mut batch: Vec<Packet> = (0..8).map(|s| sent_at(s, 0)).collect();
+        batch[3].seq = 10; // 0 1 2 | 10 | 4 5 6 7 (4 does not follow 10)
+        batch[6].set_ecn(Ecn::Ce); // 4 5 | 6(CE) 7 -> 7 not CE: new skb
+        batch[1].payload = 1000; // 0 1(short) | 2
+        let sizes: Vec<usize> = gro_skbs(&batch).iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![2, 1, 1, 2, 1, 1]);
+    }
+
+    #[test]
+    fn a_gro_skb_gets_one_ack() {
+        // After the quick ACKs: an A-MPDU of 32 segments sent in one millisecond arrives in one
+        // RX batch: one skb of 32 -> one ACK, sent at once (no timer), cumulative 32, echoing
+        // the segments' send time.
+        let mut r = rx();
+        let mut acks = VecDeque::new();
+        let batch: Vec<Packet> = (0..32).map(|s| sent_at(s, 1_000_000)).collect();
+        for skb in gro_skbs(&batch) {
+            assert_eq!(r.on_gro_skb(&skb, 7_000_000, &mut acks), None);
+        }
+        assert_eq!(acks.len(), 1);
+        assert_eq!((acks[0].ack().cum, acks[0].ack().tsecr), (32, 1_000_000));
+        // 64 segments in one batch: 45 + 19 -> two ACKs (cum 77, 96).
+        let batch: Vec<Packet> = (32..96).map(|s| sent_at(s, 2_000_000)).collect();
+        for skb in gro_skbs(&batch) {
+            r.on_gro_skb(&skb, 9_000_000, &mut acks);
+        }
+        let cums: Vec<u64> = acks.iter().map(|a| a.ack().cum).collect();
+        assert_eq!(cums, vec![32, 77, 96]);
+        // A lone segment is delayed, as without GRO; the next lone one is ACKed with it.
+        assert_eq!(
+            r.on_gro_skb(&[sent_at(96, 3_000_000)], 10_000_000, &mut acks),
+            Some(10_000_000 + DELACK)
+        );
+        assert_eq!(
+            r.on_gro_skb(&[sent_at(97, 3_000_000)], 10_000_100, &mut acks),
+            None
+        );
+        assert_eq!((acks.len(), acks[3].ack().cum), (4, 98));
+    }
+
+    #[test]
+    fn quick_acks_are_counted_per_gro_skb() {
+        // 16 quick ACKs: with skbs of 4 segments, the first 16 skbs (64 segments) are each
+        // ACKed at once; then skbs of 4 are still ACKed at once (more than one segment
+        // unacknowledged), but a lone segment waits.
+        let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Classic);
+        let mut acks = VecDeque::new();
+        for k in 0..MAX_QUICKACKS as u64 {
+            let skb: Vec<Packet> = (4 * k..4 * k + 4).map(data).collect();
+            assert_eq!(r.on_gro_skb(&skb, k, &mut acks), None);
+        }
+        assert_eq!((acks.len(), r.quickacks), (16, 0));
+        assert_eq!(acks[15].ack().cum, 64);
+        assert_eq!(
+            r.on_gro_skb(&[data(64)], 100, &mut acks),
+            Some(100 + DELACK)
+        );
+        // Without GRO the same 64 segments use the 16 quick ACKs on the first 16 segments.
+        let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Classic);
+        let mut acks = VecDeque::new();
+        for s in 0..64 {
+            r.on_data(&data(s), s, &mut acks);
+        }
+        assert_eq!(acks.len(), 16 + 24);
     }
 
     #[test]

@@ -201,6 +201,10 @@ pub struct Driver {
     /// The NIC takes scatter-gather buffers (NETIF_F_SG); without it software segmentation
     /// copies each segment into a buffer of its own, which costs more truesize.
     pub sg: bool,
+    /// The driver hands received frames to mac80211 from a NAPI poll (`ieee80211_rx_napi`
+    /// with its `napi`), so GRO merges a batch's in-order TCP segments and the host's TCP
+    /// ACKs once per merged skb (see `tcp::receiver`).
+    pub gro: bool,
 }
 
 impl Driver {
@@ -218,6 +222,8 @@ impl Driver {
                 rx: Irq::default(),
                 tso: true,
                 sg: true,
+                // The original model: every segment reaches TCP alone.
+                gro: false,
             },
             DriverKind::Ath9k => Driver {
                 kind,
@@ -240,6 +246,10 @@ impl Driver {
                 // ath9k sets no `hw->netdev_features`: no TSO, no scatter-gather (init.c).
                 tso: false,
                 sg: false,
+                // The RX tasklet hands each frame to `ieee80211_rx` (no NAPI: mac80211 passes
+                // the frames on with `netif_receive_skb_list`, recv.c ath_rx_tasklet,
+                // mac80211 rx.c ieee80211_rx_napi with napi NULL): no GRO.
+                gro: false,
             },
             DriverKind::Ath9kHtc => Driver {
                 kind,
@@ -266,6 +276,8 @@ impl Driver {
                 // No netdev features either (htc_drv_init.c).
                 tso: false,
                 sg: false,
+                // `ieee80211_rx` from the RX tasklet (htc_drv_txrx.c ath9k_rx_tasklet): no GRO.
+                gro: false,
             },
             DriverKind::Ath10k => Driver {
                 kind,
@@ -289,6 +301,9 @@ impl Driver {
                 // `hw->netdev_features = NETIF_F_HW_CSUM` only (mac.c): no TSO, no SG.
                 tso: false,
                 sg: false,
+                // Received MSDUs go to `ieee80211_rx_napi(ar->hw, NULL, skb, &ar->napi)` from the
+                // NAPI poll (htt_rx.c ath10k_htt_rx_h_deliver / ath10k_process_rx): GRO.
+                gro: true,
             },
             DriverKind::Firmware => Driver {
                 kind,
@@ -304,6 +319,8 @@ impl Driver {
                 rx: Irq::default(),
                 tso: true,
                 sg: true,
+                // An access point forwards what it receives; its GRO is not modelled.
+                gro: false,
             },
             DriverKind::Iwlwifi => Driver {
                 kind,
@@ -329,6 +346,9 @@ impl Driver {
                 // software. Scatter-gather stays (NETIF_F_SG with max_skb_frags).
                 tso: false,
                 sg: true,
+                // `ieee80211_rx_napi(mvm->hw, sta, skb, napi)` from the RX queue's NAPI poll
+                // (mvm/rxmq.c iwl_mvm_pass_packet_to_mac80211): GRO.
+                gro: true,
             },
         }
     }
@@ -374,6 +394,8 @@ pub struct DriverSpec {
     pub tso: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sg: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gro: Option<bool>,
 }
 
 impl DriverSpec {
@@ -427,6 +449,9 @@ impl DriverSpec {
         }
         if let Some(sg) = self.sg {
             d.sg = sg;
+        }
+        if let Some(gro) = self.gro {
+            d.gro = gro;
         }
         if let Some(depth) = hw_queue_depth {
             if depth == 0 || depth > MAX_HW_QUEUE_DEPTH {
@@ -507,6 +532,17 @@ mod tests {
             ..DriverSpec::default()
         };
         assert_eq!(switched.resolve(&p("ath9k"), None).unwrap().ring, 1024);
+    }
+
+    #[test]
+    fn napi_drivers_deliver_through_gro() {
+        let gro = |k| Driver::defaults(k).gro;
+        assert!(gro(DriverKind::Ath10k) && gro(DriverKind::Iwlwifi));
+        assert!(!gro(DriverKind::Ath9k) && !gro(DriverKind::Ath9kHtc));
+        assert!(!gro(DriverKind::Generic) && !gro(DriverKind::Firmware));
+        let off: DriverSpec = serde_json::from_str(r#"{"gro": false}"#).unwrap();
+        let p = ChipsetSpec::Preset("ath10k".into());
+        assert!(!off.resolve(&p, None).unwrap().gro);
     }
 
     #[test]
