@@ -51,9 +51,9 @@ def _check_tree(scenario: Mapping[str, Any]) -> None:
 def scenario_text(scenario: ScenarioLike) -> tuple[str, str]:
     """The text and format ("json" or "toml") of a scenario for the core.
 
-    A mapping is sent as JSON. A path (``os.PathLike``, or a string without a newline or
-    ``=``) is read, as JSON when it ends in ``.json`` and as TOML otherwise. Any other string
-    is TOML text.
+    A mapping is sent as JSON. A path (``os.PathLike``, or a one-line string that names an
+    existing file or has no ``=``) is read, as JSON when it ends in ``.json`` and as TOML
+    otherwise. Any other string is TOML text.
     """
     if isinstance(scenario, Mapping):
         _check_tree(scenario)
@@ -61,7 +61,9 @@ def scenario_text(scenario: ScenarioLike) -> tuple[str, str]:
             return json.dumps(scenario, allow_nan=False), "json"
         except (TypeError, ValueError) as e:
             raise ValueError(f"(scenario): not JSON-serialisable: {e}") from e
-    if isinstance(scenario, str) and ("\n" in scenario or "=" in scenario):
+    if isinstance(scenario, str) and ("\n" in scenario or ("=" in scenario and not Path(scenario.strip()).exists())):
+        # TOML text: several lines, or one line with '=' that names no file (a path such as
+        # runs/cc=bbr/s.toml is a path).
         return scenario, "toml"
     if not isinstance(scenario, str | os.PathLike):
         raise TypeError(f"scenario: got {type(scenario).__name__}, expected a dict, a file path or TOML text")

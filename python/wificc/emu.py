@@ -437,7 +437,7 @@ def nearest_rank(values: list[float], q: float) -> float | None:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def _ns(text: Any) -> int:
+def _parse_ns(text: Any) -> int:
     return scenarios.duration_ns("scenario", str(text))
 
 
@@ -753,8 +753,8 @@ def _flows(scenario: dict[str, Any], emu: Emulator, duration_ns: int) -> list[Fl
                 id=i,
                 name=f.get("name") or f"{f['cc']}-{f['direction']}-{i}",
                 cc=f["cc"],
-                start_ns=_ns(f["start"]),
-                stop_ns=min(_ns(stop), duration_ns) if stop is not None else duration_ns,
+                start_ns=_parse_ns(f["start"]),
+                stop_ns=min(_parse_ns(stop), duration_ns) if stop is not None else duration_ns,
                 limit=None if f.get("bytes") is None else _bytes(f["bytes"]),
                 dscp=int(f["dscp"]),
                 sender_ns=sender["name"],
@@ -777,9 +777,9 @@ def _pings(scenario: dict[str, Any], emu: Emulator, duration_ns: int) -> list[Pi
                 name=p.get("name") or f"{p['kind']}-ping-{i}",
                 kind=p["kind"],
                 dscp=int(p["dscp"]),
-                interval_ns=_ns(p["interval"]),
-                start_ns=_ns(p["start"]),
-                stop_ns=_ns(stop) if stop is not None else duration_ns,
+                interval_ns=_parse_ns(p["interval"]),
+                start_ns=_parse_ns(p["start"]),
+                stop_ns=_parse_ns(stop) if stop is not None else duration_ns,
                 client_ns=emu.host("client", p["client"])["name"],
                 server_ns=server["name"],
                 server_addr=server["addr"],
@@ -822,7 +822,7 @@ def _timeline(duration_ns: int, step_ns: int, warmup_ns: int, flows: list[FlowRu
 def run_traffic(scenario: dict[str, Any], emu: Emulator) -> tuple[list[FlowRun], list[PingRun], float]:
     """Run the scenario's flows and pings over a running emulator until its duration; returns
     them with what was measured, and the wall time from the origin to the end."""
-    duration_ns, step_ns, warmup_ns = (_ns(scenario[k]) for k in ("duration", "step", "warmup"))
+    duration_ns, step_ns, warmup_ns = (_parse_ns(scenario[k]) for k in ("duration", "step", "warmup"))
     flows = _flows(scenario, emu, duration_ns)
     pings = _pings(scenario, emu, duration_ns)
     done = threading.Event()
@@ -920,8 +920,8 @@ def _load_window_ns(scenario: dict[str, Any], duration_ns: int) -> tuple[int, in
     flows = scenario["flows"]
     if not flows:
         return 0, duration_ns
-    stops = [duration_ns if f.get("stop") is None else min(_ns(f["stop"]), duration_ns) for f in flows]
-    return min(_ns(f["start"]) for f in flows), max(stops)
+    stops = [duration_ns if f.get("stop") is None else min(_parse_ns(f["stop"]), duration_ns) for f in flows]
+    return min(_parse_ns(f["start"]) for f in flows), max(stops)
 
 
 def _flow_acks(f: FlowRun, report: dict[str, Any]) -> int | None:
@@ -949,7 +949,7 @@ def result_document(
     """The simulator's results document (crates/wificc-core/src/metrics/results.rs) for an
     emulated run, with the emulator's own figures in ``summary`` and under ``emulator``, where
     ``bpf_knobs`` holds the knobs of the BPF variants the run used, as they were when it ran."""
-    duration_ns, warmup_ns = _ns(scenario["duration"]), _ns(scenario["warmup"])
+    duration_ns, warmup_ns = _parse_ns(scenario["duration"]), _parse_ns(scenario["warmup"])
     flow_rows = [_flow_summary(f, warmup_ns, _flow_drops(f, report), _flow_acks(f, report)) for f in flows]
     goodputs = [r["goodput_bps"] for r in flow_rows]
     squares = sum(g * g for g in goodputs)

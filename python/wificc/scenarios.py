@@ -303,7 +303,7 @@ def rate_bps(option: str, text: str) -> int:
     return _quantity(option, text, "rate", "'50mbit' or '1gbit'", _RATE_UNITS_BPS, _RATE_UNITS_SHOWN)
 
 
-def _ns(ns: int) -> str:
+def _ns_text(ns: int) -> str:
     return f"{ns}ns"
 
 
@@ -578,7 +578,7 @@ def _schedule(
             f"{length_ns / NSEC_PER_SEC:g}s of TCP (--length)"
         )
     return [{"at": "0s", "rate": rates[0]}] + [
-        {"at": _ns(delay_ns + t), "rate": rate} for t, rate in zip(times, rates[1:], strict=True)
+        {"at": _ns_text(delay_ns + t), "rate": rate} for t, rate in zip(times, rates[1:], strict=True)
     ]
 
 
@@ -667,7 +667,7 @@ def _path(
         base = min(ns)
         path["rtt"] = options["rtts"][ns.index(base)]
         path["clients"] = len(ns)
-        path["client_rtt"] = [_ns(n - base) for n in ns]
+        path["client_rtt"] = [_ns_text(n - base) for n in ns]
 
 
 def _wifi_path(name: str, test: Test, path: dict[str, Any], settings: Mapping[str, Any]) -> None:
@@ -844,9 +844,9 @@ def build(
             scenario[key] = value
 
     step_text = str(scenario.get("step", DEFAULT_STEP))
-    ping_interval = _ns(duration_ns("--step" if step is not None else "step", step_text))
-    scenario["duration"] = _ns(length_ns + 2 * delay_ns)
-    timing = {"start": _ns(delay_ns), "stop": _ns(delay_ns + length_ns)}
+    ping_interval = _ns_text(duration_ns("--step" if step is not None else "step", step_text))
+    scenario["duration"] = _ns_text(length_ns + 2 * delay_ns)
+    timing = {"start": _ns_text(delay_ns), "stop": _ns_text(delay_ns + length_ns)}
     made = _flows(test, spec, options, list(cc), flows, direction)
     params = flow_cc_params(cc_params or {}, [f["cc"] for f in made], ["cc_params" in f for f in made])
     scenario["flows"] = [
@@ -887,7 +887,7 @@ def _pings(spec: Test, options: Mapping[str, Any], ping: bool | None, interval: 
         step = duration_ns("--step", interval)
         for i, p in enumerate(pings):
             phase = random.Random(f"{seed}:ping:{i}").randrange(step) if step > 0 else 0
-            p["start"] = _ns(phase)
+            p["start"] = _ns_text(phase)
     return [{**p, "interval": interval} for p in pings]
 
 

@@ -393,3 +393,15 @@ def test_summaries_cover_the_loaded_period_as_flent_cuts_it():
     bottleneck = r.queues.set_index("name").loc["bottleneck"]
     assert bottleneck["utilization"] > 0.9
     assert 0.4 < bottleneck["utilization_all"] < 0.55
+
+
+def test_a_path_with_an_equals_sign_is_a_path_not_toml_text(tmp_path):
+    folder = tmp_path / "cc=bbr"
+    folder.mkdir()
+    scenario = folder / "s.toml"
+    scenario.write_text(
+        'duration = "1s"\n[path]\nkind = "wired"\nrate = "10mbit"\nrtt = "10ms"\n[[flows]]\ncc = "bbr"\n'
+    )
+    assert wificc.api.scenario_text(str(scenario)) == (scenario.read_text(), "toml")
+    # One line of TOML is still TOML text.
+    assert wificc.api.scenario_text('duration = "1s"') == ('duration = "1s"', "toml")

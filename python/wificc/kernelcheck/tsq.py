@@ -272,8 +272,8 @@ def median(values: list[float]) -> float | None:
 def window_ns(scenario: dict[str, Any]) -> tuple[int, int]:
     """The flow's span after the settling time, scenario ns."""
     flow = scenario["flows"][0]
-    start = emu._ns(flow["start"]) + int(SETTLE_S * 1e9)
-    stop = emu._ns(flow["stop"]) if flow.get("stop") is not None else emu._ns(scenario["duration"])
+    start = emu._parse_ns(flow["start"]) + int(SETTLE_S * 1e9)
+    stop = emu._parse_ns(flow["stop"]) if flow.get("stop") is not None else emu._parse_ns(scenario["duration"])
     return start, stop
 
 

@@ -77,9 +77,10 @@ def trace_files(name: str) -> tuple[Path, Path]:
 
 def flow_window_s(scenario: dict[str, Any]) -> tuple[float, float]:
     """Earliest start and latest stop of the scenario's flows, seconds."""
-    starts = [emu._ns(f["start"]) for f in scenario["flows"]]
+    starts = [emu._parse_ns(f["start"]) for f in scenario["flows"]]
     stops = [
-        emu._ns(f["stop"]) if f.get("stop") is not None else emu._ns(scenario["duration"]) for f in scenario["flows"]
+        emu._parse_ns(f["stop"]) if f.get("stop") is not None else emu._parse_ns(scenario["duration"])
+        for f in scenario["flows"]
     ]
     return min(starts) / 1e9, max(stops) / 1e9
 
@@ -95,7 +96,7 @@ def queueing_p95_ms(result: Any, scenario: dict[str, Any]) -> float | None:
     """95th percentile (nearest rank) of ping RTT minus the base RTT over the flows' span."""
     rtts = ping_rtts(result, flow_window_s(scenario))
     p95 = emu.nearest_rank(rtts, 0.95)
-    return None if p95 is None else p95 - emu._ns(scenario["path"]["rtt"]) / 1e6
+    return None if p95 is None else p95 - emu._parse_ns(scenario["path"]["rtt"]) / 1e6
 
 
 def _compare(sim: Any, kernel: Any, scenario: dict[str, Any]) -> dict[str, Any]:
