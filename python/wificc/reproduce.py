@@ -659,7 +659,9 @@ def reproduce(
         json.dumps({"study": name, "title": spec.title, "testbed": spec.described(), "kernel": kernel or spec.kernel}),
     )
     written = report.write(root)
-    measured = pd.concat([headline(root / e.name, papers.EXTRA_METRICS) for e in done], ignore_index=True)
+    # Every experiment stored in ROOT, not only those run now: `-e NAME` re-runs one experiment
+    # and keeps the others' rows in the headline and the comparison.
+    measured = metrics_table(name, root)
     table = measured[HEADLINE_COLUMNS]
     storage.write_text(root / HEADLINE_CSV, table.to_csv(index=False))
     storage.write_text(root / HEADLINE_MD, headline_markdown(table, spec.title))

@@ -261,6 +261,11 @@ def test_quick_apg_without_traces_writes_sweeps_figures_report_and_headline(tmp_
     assert alone.exit_code == 0, alone.output
     assert sorted(p.name for p in (tmp_path / "alone").iterdir() if p.is_dir()) == ["figures", "step"]
     assert not [line for line in alone.output.splitlines() if line.split()[:1] == ["constant"]]
+    # One experiment again in the full directory: the headline and comparison keep the others.
+    one = CliRunner().invoke(app(), ["apg", "--quick", "--out", str(out), "-e", "step"])
+    assert one.exit_code == 0, one.output
+    assert markdown[4] in (out / reproduce.HEADLINE_MD).read_text().splitlines()
+    assert "constant" in pd.read_csv(out / papers.COMPARISON_CSV)["experiment"].tolist()
 
 
 def test_anova_compares_the_congestion_controls_per_other_setting(tmp_path):
