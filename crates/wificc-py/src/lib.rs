@@ -44,11 +44,25 @@ fn cc_list() -> String {
     api::cc_list().to_string()
 }
 
+/// The scenario's JSON Schema, as JSON text.
+#[pyfunction]
+fn scenario_schema() -> String {
+    api::scenario_schema().to_string()
+}
+
+/// Kernel profiles, Wi-Fi drivers and chipset presets, as JSON text.
+#[pyfunction]
+fn catalogs() -> String {
+    api::catalogs().to_string()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(cc_list, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(catalogs, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MODEL", wificc_core::MODEL)?;
     Ok(())

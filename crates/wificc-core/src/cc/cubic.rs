@@ -37,9 +37,10 @@
 //! cwnd > 2 million packets) the arithmetic saturates or widens instead; the epoch start is an
 //! `Option` rather than jiffies with 0 meaning "none" (the simulated clock starts at 0).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::reno::cwnd_limited_slow_start;
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
@@ -86,7 +87,7 @@ const GSO_MAX_SIZE_BYTES: u64 = 65_536;
 const HYSTART_ACK_DELAY_GSO_PACKETS: u64 = 4;
 
 /// Module parameters of tcp_cubic.ko, with the kernel's defaults.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Lower `W_max` below the last loss window (`fast_convergence`, default on).
@@ -159,6 +160,16 @@ pub enum HystartExit {
 }
 
 impl HystartExit {
+    /// The model's `hystart_exit` codes with their names (0: HyStart has not ended slow start).
+    pub fn codes() -> [(u32, &'static str); 3] {
+        let code = |e: HystartExit| e.code() as u32;
+        [
+            (0, "none"),
+            (code(HystartExit::AckTrain), "ack_train"),
+            (code(HystartExit::Delay), "delay"),
+        ]
+    }
+
     /// Code reported in the model: 1 = ACK train, 2 = delay (the `hystart_detect` bits).
     fn code(self) -> f64 {
         match self {
@@ -221,6 +232,7 @@ pub const INFO: CcInfo = CcInfo {
     summary: "CUBIC with HyStart: cubic window growth around the last loss window, beta 0.7",
     source: "Linux net/ipv4/tcp_cubic.c; RFC 9438; Ha & Rhee, HyStart (2008)",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| Ok(Box::new(Cubic::new(params_from::<Params>(m)?)?)),
 };
 

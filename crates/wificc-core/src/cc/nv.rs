@@ -56,9 +56,10 @@
 //! factor is drawn from a stream seeded at `init` from the connection's [`Rng`]. The kernel keeps
 //! a "catch-up" flag that nothing ever sets; it has no effect there and is not modelled.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::{CongestionControl, ModelValue};
 use crate::parse::Dur;
 use crate::sim::Rng;
@@ -112,7 +113,7 @@ const NV_RESET_STREAM: u64 = 0x6e76;
 
 /// NV parameters: the kernel module parameters with their defaults, plus the base RTT a
 /// BPF_SOCK_OPS_BASE_RTT program would supply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
     /// Queued packets allowed in the network on top of cwnd_by_slope (`nv_pad`, 10).
@@ -311,6 +312,7 @@ pub const INFO: CcInfo = CcInfo {
         "TCP-NV (New Vegas): cwnd from the delivery rate over the minimum RTT plus a small queue",
     source: "Linux net/ipv4/tcp_nv.c (Brakmo)",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| {
         let p = params_from::<Params>(m)?;
         p.validate()?;

@@ -32,9 +32,10 @@
 //! The kernel's constants are `#define`s; here they are parameters with the kernel's values as
 //! defaults. Units follow [`crate::tcp::sock::Sock`] as explained in `vegas.rs`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::vegas::VegasState;
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
@@ -50,7 +51,7 @@ pub const YEAH_MAX_SLOW_ROUNDS: u32 = 0x00ff_ffff;
 pub const YEAH_MIN_WIN_PKTS: u32 = 2;
 
 /// YeAH parameters: the kernel's `TCP_YEAH_*` and `TCP_SCALABLE_AI_CNT` constants.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
     /// Packets queued at the bottleneck above which YeAH decongests (`TCP_YEAH_ALPHA`, 80).
@@ -129,6 +130,7 @@ pub const INFO: CcInfo = CcInfo {
         "YeAH: Scalable growth while the estimated queue is small, Reno and decongestion otherwise",
     source: "Linux net/ipv4/tcp_yeah.c; Baiocchi, Castellani, Vacirca, PFLDnet 2007",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| {
         let p = params_from::<Params>(m)?;
         p.validate()?;

@@ -70,12 +70,13 @@ pub mod pg;
 #[cfg(test)]
 mod testnet;
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use self::minmax::WinMax;
-use super::registry::{params_from, CcInfo};
+use super::registry::{params_from, schema_of, CcInfo};
 use super::{CongestionControl, ModelValue};
 use crate::parse::{Dur, Rate};
 use crate::sim::Rng;
@@ -135,10 +136,24 @@ pub enum Mode {
     ProbeRtt = 3,
 }
 
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt];
+
+    /// The kernel's name of the mode (`BBR_STARTUP`, ... in tcp_bbr.c), without the prefix.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Startup => "STARTUP",
+            Mode::Drain => "DRAIN",
+            Mode::ProbeBw => "PROBE_BW",
+            Mode::ProbeRtt => "PROBE_RTT",
+        }
+    }
+}
+
 /// The engine's parameters, each a constant of tcp_bbr.c with its value as default. Gains and
 /// ratios are plain numbers (1.25) and are rounded to the nearest 1/256 (`BBR_UNIT`) as the
 /// kernel stores them; the defaults are exact multiples of 1/256.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
     /// STARTUP pacing and cwnd gain, and DRAIN cwnd gain: 739/256 = 2.88671875
@@ -1217,6 +1232,16 @@ pub(crate) fn table<P: Serialize + Default>(engine: &Params, derived: &[&str]) -
     Value::Object(out)
 }
 
+/// The schema of [`table`]'s parameters: the engine's but `derived`, then `P`'s own.
+pub(crate) fn table_schema<P: JsonSchema>(derived: &[&str]) -> Map<String, Value> {
+    let mut out = schema_of::<Params>();
+    for key in derived {
+        out.remove(*key);
+    }
+    out.extend(schema_of::<P>());
+    out
+}
+
 fn object_of<T: Serialize>(v: &T) -> Map<String, Value> {
     match serde_json::to_value(v) {
         Ok(Value::Object(m)) => m,
@@ -1257,7 +1282,7 @@ pub(crate) fn parse<P: Serialize + DeserializeOwned + Default>(
 }
 
 /// No parameters beyond the engine's.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
@@ -1266,6 +1291,7 @@ pub const INFO: CcInfo = CcInfo {
     summary: "BBRv1: model-based pacing at the max delivery rate, cwnd 2 x BDP (Linux tcp_bbr.c)",
     source: "Linux net/ipv4/tcp_bbr.c (6.x); Cardwell et al., ACM Queue 14(5), 2016",
     defaults: || table::<NoParams>(&Params::default(), &[]),
+    schema: || table_schema::<NoParams>(&[]),
     make: |m| {
         let (params, NoParams {}) = parse::<NoParams>("bbr", m, &Params::default(), &[])?;
         Ok(Box::new(Bbr::new("bbr", params.knobs()?, Linux)))

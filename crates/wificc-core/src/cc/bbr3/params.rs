@@ -9,6 +9,7 @@
 //! kernel's resolution: milliseconds (jiffies at HZ=1000) for the min-RTT and ProbeRTT timers,
 //! microseconds for the others.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -18,7 +19,7 @@ use crate::units::{NSEC_PER_MSEC, NSEC_PER_USEC};
 
 /// Which release of the algorithm the engine follows where their logic (not just their
 /// constants) differs; the list of differences is in the engine's module documentation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Version {
     /// google/bbr `v2alpha` branch, net/ipv4/tcp_bbr2.c.
@@ -29,7 +30,7 @@ pub enum Version {
 
 /// Every constant of the engine. Defaults differ per registered name: see [`Params::bbr2`],
 /// [`Params::bbr3`] and [`Params::bbrn3`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
     /// Logic version: "v2" or "v3".
