@@ -467,9 +467,14 @@ def cc_parameters(entry: Mapping[str, Any]) -> list[dict[str, str]]:
 
 
 def _plain_unit(prop: Mapping[str, Any]) -> str:
-    kind = prop.get("type")
-    if kind == "boolean":
+    """A parameter's unit: its ``x-unit``, "on/off" for a switch, "name" for a choice."""
+    prop = _non_null(prop)
+    if "x-unit" in prop:
+        return str(prop["x-unit"])
+    if prop.get("type") == "boolean":
         return "on/off"
+    if "enum" in prop or "oneOf" in prop:
+        return "name"
     return ""
 
 
@@ -632,7 +637,8 @@ def sweep_markdown() -> str:
         "A key of `[grid]` or `[[zip]]` is either a catalog option of the test (below), or a scenario "
         'field by its dotted path (docs/scenario.md): `"stack.tsq"`, `"path.radio.txq.target"`, '
         '`"flows[0].cc_params.bbrp_pace"` (a list index in brackets; a key with brackets is quoted, '
-        "a bare dotted key such as `stack.tsq = [...]` reads the same). Each grid point is resolved in this order: the test is built from its options "
+        "a bare dotted key such as `stack.tsq = [...]` reads the same). Each grid point is resolved in "
+        "this order: the test is built from its options "
         "(`[options]` overridden by the point's option values) over the base scenario, then the point's "
         "dotted paths are set on the result; the core then validates the point and fills every default "
         "in. A run's id is a hash of this resolved scenario, so two spellings of one setting "

@@ -197,10 +197,17 @@ def test_cc_show_gives_meaning_unit_and_kernel_name_in_human_units():
     assert "10000000000ns" not in shown.stdout
 
 
-def test_every_cc_parameter_has_a_meaning():
+def test_every_cc_parameter_has_a_meaning_and_a_unit():
     for entry in api.cc_list():
         for row in reference.cc_parameters(entry):
             assert row["meaning"], f"{entry['name']}.{row['parameter']}"
+            assert row["unit"], f"{entry['name']}.{row['parameter']}"
+    cubic = next(e for e in api.cc_list() if e["name"] == "cubic")
+    rows = {r["parameter"]: (r["default"], r["unit"], r["kernel"]) for r in reference.cc_parameters(cubic)}
+    assert rows["beta"] == ("717", "1/1024", "beta")
+    assert rows["hystart_ack_delta_us"] == ("2000", "us", "hystart_ack_delta_us")
+    assert rows["hystart_low_window"] == ("16", "packets", "hystart_low_window")
+    assert rows["hystart"] == ("true", "on/off", "hystart")
 
 
 def test_no_help_text_cites_an_unshipped_spec():

@@ -93,22 +93,28 @@ pub struct Params {
     /// Lower `W_max` below the last loss window (`fast_convergence`, default on).
     pub fast_convergence: bool,
     /// Multiplicative decrease, /1024 (`beta`, default 717 ≈ 0.7). 1..=1023.
+    #[schemars(extend("x-unit" = "1/1024"))]
     pub beta: u32,
     /// Initial ssthresh in packets, 0 for none (`initial_ssthresh`, default 0); only applied
     /// when HyStart is off, as in the kernel.
+    #[schemars(extend("x-unit" = "packets"))]
     pub initial_ssthresh: u32,
     /// Cubic scale C, /1024 after a x10 factor: C = bic_scale * 10 / 1024 (`bic_scale`,
     /// default 41 → C ≈ 0.4). At least 1.
+    #[schemars(extend("x-unit" = "1/1024 (x10)"))]
     pub bic_scale: u32,
     /// Grow at least as fast as the AIMD estimate (`tcp_friendliness`, default on).
     pub tcp_friendliness: bool,
     /// Hybrid slow start (`hystart`, default on).
     pub hystart: bool,
     /// Detection methods: 1 = ACK train, 2 = delay, 3 = both (`hystart_detect`, default 3).
+    #[schemars(extend("x-unit" = "bit mask"))]
     pub hystart_detect: u32,
     /// cwnd from which HyStart acts, packets (`hystart_low_window`, default 16).
+    #[schemars(extend("x-unit" = "packets"))]
     pub hystart_low_window: u32,
     /// Largest ACK spacing that continues a train, µs (`hystart_ack_delta_us`, default 2000).
+    #[schemars(extend("x-unit" = "us"))]
     pub hystart_ack_delta_us: u32,
 }
 

@@ -50,8 +50,10 @@ const MAX_SHIFT_G: u32 = 10;
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// EWMA gain g = 1/2^dctcp_shift_g (`dctcp_shift_g`, default 4: g = 1/16). 0..=10.
+    #[schemars(extend("x-unit" = "log2"))]
     pub dctcp_shift_g: u32,
     /// Initial alpha in 1/1024 (`dctcp_alpha_on_init`, default 1024 = 1.0). 0..=1024.
+    #[schemars(extend("x-unit" = "1/1024"))]
     pub dctcp_alpha_on_init: u32,
     /// Set alpha to 1024 on entering Loss (`dctcp_clamp_alpha_on_loss` of kernels before 5.1,
     /// default off).

@@ -152,6 +152,11 @@ mod tests {
             for (k, s) in &schema {
                 let d = s.get("description").and_then(Value::as_str).unwrap_or("");
                 assert!(!d.trim().is_empty(), "{}.{k} has no doc comment", e.name);
+                // A number says its unit: a quantity's own, or `x-unit`.
+                let text = s.to_string();
+                let numeric = text.contains("\"integer\"") || text.contains("\"number\"");
+                let unit = s.get("x-unit").is_some() || s.get("x-quantity").is_some();
+                assert!(!numeric || unit, "{}.{k} has no unit: {s}", e.name);
             }
         }
     }

@@ -57,11 +57,14 @@ pub const VEGAS_MIN_CWND_PKTS: u32 = 2;
 pub struct Params {
     /// Lower bound of own packets queued in the network: below it cwnd grows (module parameter
     /// `alpha`, default 2).
+    #[schemars(extend("x-unit" = "packets"))]
     pub alpha: u32,
     /// Upper bound of own packets queued: above it cwnd shrinks (module parameter `beta`,
     /// default 4).
+    #[schemars(extend("x-unit" = "packets"))]
     pub beta: u32,
     /// Queued packets that end slow start (module parameter `gamma`, default 1).
+    #[schemars(extend("x-unit" = "packets"))]
     pub gamma: u32,
 }
 

@@ -41,6 +41,7 @@ const MIN_RTT_SAMPLES: u32 = 2;
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Backlog, in packets, from which the path is taken as congested (`beta`, default 3).
+    #[schemars(extend("x-unit" = "packets"))]
     pub beta: u32,
 }
 

@@ -57,14 +57,19 @@ pub enum Eval {
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Cycle length at the start: 8 (Linux's `CYCLE_LEN`).
+    #[schemars(extend("x-unit" = "phases"))]
     pub apg_len_init: u32,
     /// Shortest cycle: 4.
+    #[schemars(extend("x-unit" = "phases"))]
     pub apg_len_min: u32,
     /// Longest cycle: 16.
+    #[schemars(extend("x-unit" = "phases"))]
     pub apg_len_max: u32,
     /// Change of length per evaluation: 4.
+    #[schemars(extend("x-unit" = "phases"))]
     pub apg_stride: u32,
     /// Relative BDP change above which the path counts as changing: 0.25.
+    #[schemars(extend("x-unit" = "fraction"))]
     pub apg_tolerance: f64,
     /// When to evaluate: `once_per_cycle` (default) or `every_cwnd_update`.
     pub apg_eval: Eval,

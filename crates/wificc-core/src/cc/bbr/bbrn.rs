@@ -46,6 +46,7 @@ use crate::units::{NSEC_PER_MSEC, NSEC_PER_SEC};
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Quantum floor in segments at or above `min_tso_rate` (below it the floor is 1): 4.
+    #[schemars(extend("x-unit" = "segments"))]
     pub send_quantum_min_segs: u32,
     /// Time of data at the pacing rate in one quantum: 1 ms.
     pub send_quantum_interval: Dur,

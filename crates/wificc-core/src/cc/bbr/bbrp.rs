@@ -28,6 +28,7 @@ const DERIVED: &[&str] = &["probe_bw_up_gain"];
 pub struct Params {
     /// First PROBE_BW pacing gain in quarters: the gain is `bbrp_pace / 4`. Default 6 (1.5),
     /// the value of the BBRp paper; 5 is Linux BBR.
+    #[schemars(extend("x-unit" = "1/4"))]
     pub bbrp_pace: u32,
 }
 

@@ -44,10 +44,12 @@ use crate::units::{NSEC_PER_MSEC, NSEC_PER_USEC};
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Upper bound on gamma; none by default.
+    #[schemars(extend("x-unit" = "x"))]
     pub pg_gamma_max: Option<f64>,
     /// Time the bandwidth filter should span: 180 ms (whole microseconds).
     pub pg_t_interval: Dur,
     /// Rounds added to T_interval / RTT: 4.
+    #[schemars(extend("x-unit" = "rounds"))]
     pub pg_win_extra_rounds: u32,
     /// Shortest PROBE_RTT interval: 5 s (whole milliseconds).
     pub pg_probe_rtt_interval_min: Dur,
