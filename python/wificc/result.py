@@ -6,7 +6,9 @@ watched queue, and the series sampled every STEP. :class:`Result` turns the reco
 DataFrame row each and the series into long tables keyed by time and entity (``flow``,
 ``ping`` or ``queue`` id, with the entity's ``name``), the shape pandas groups and plots and
 that concatenates across runs. ``model_series`` is the congestion control's internal model in
-long form: ``name`` there is the model quantity (``bw``, ``min_rtt``, ...).
+long form: ``name`` there is the model quantity (``bw_bps``, ``min_rtt_us``, ...), and ``label``
+names the value of a coded quantity (BBR's ``mode`` 2 is ``PROBE_BW``). :data:`COLUMNS` gives
+every column of every table its unit and meaning (``docs/results.md`` is generated from it).
 
 :meth:`Result.save` writes one Parquet file per table and ``scenario.json`` into a temporary
 directory beside the target and renames it into place, so a reader sees either the old
@@ -378,13 +380,13 @@ def _model_series(series: list[dict[str, Any]], flows: list[dict[str, Any]]) -> 
     """The model in long form, with the name of each coded value in ``label``."""
     columns = {k: v for k, v in MODEL_SERIES_COLUMNS.items() if k != LABEL_COLUMN}
     frame = _series(series, "flow", columns, MODEL_FIELDS)
-    codes = model_codes()
-    cc_of = {f["id"]: f["cc"] for f in flows}
-    labels = [
-        codes.get((cc_of.get(flow, ""), name), {}).get(value, "")
-        for flow, name, value in zip(frame["flow"], frame["name"], frame["value"], strict=True)
-    ]
-    frame[LABEL_COLUMN] = pd.Series(labels, dtype=MODEL_SERIES_COLUMNS[LABEL_COLUMN], index=frame.index)
+    labels = pd.Series("", index=frame.index, dtype=MODEL_SERIES_COLUMNS[LABEL_COLUMN])
+    cc = frame["flow"].map({f["id"]: f["cc"] for f in flows})
+    for (cc_name, quantity), names in model_codes().items():
+        rows = (cc == cc_name) & (frame["name"] == quantity)
+        if rows.any():
+            labels[rows] = frame.loc[rows, "value"].map(names).fillna("")
+    frame[LABEL_COLUMN] = labels
     return frame
 
 

@@ -639,7 +639,7 @@ pub struct RateStep {
 /// A trace-driven link direction as a scenario writes it:
 ///
 /// ```toml
-/// trace = "../shared/traces/Verizon-LTE-short.down"  # or: schedule = [...]
+/// trace = "Verizon-LTE-short.down"  # a Mahimahi trace file; or: schedule = [...]
 /// queue = { kind = "pfifo", limit = "100p", head_drop = true }
 /// delay = "50ms"
 /// loss = 0.01
