@@ -381,7 +381,8 @@ def _model_series(series: list[dict[str, Any]], flows: list[dict[str, Any]]) -> 
     columns = {k: v for k, v in MODEL_SERIES_COLUMNS.items() if k != LABEL_COLUMN}
     frame = _series(series, "flow", columns, MODEL_FIELDS)
     labels = pd.Series("", index=frame.index, dtype=MODEL_SERIES_COLUMNS[LABEL_COLUMN])
-    cc = frame["flow"].map({f["id"]: f["cc"] for f in flows})
+    # A document without flow ids or congestion controls (the emulator's) gets no labels.
+    cc = frame["flow"].map({f["id"]: f["cc"] for f in flows if "id" in f and "cc" in f})
     for (cc_name, quantity), names in model_codes().items():
         rows = (cc == cc_name) & (frame["name"] == quantity)
         if rows.any():

@@ -334,3 +334,13 @@ def test_the_sweep_page_shows_the_example_grids():
     assert [b.rstrip() for b in blocks] == [(EXAMPLES / n).read_text().rstrip() for n in reference.GRID_EXAMPLES]
     for option in ("cc", "tsq", "length", "rtts"):
         assert f"| `{option}` |" in page
+
+
+def test_a_document_without_flow_ids_gets_no_labels(runs):
+    """The emulator's documents name their flows without ids: the model is kept, unlabelled."""
+    raw = json.loads(runs[0].to_json())
+    for flow in raw["flows"]:
+        del flow["id"]
+    r = result.Result.from_json(json.dumps(raw))
+    assert len(r.model_series) == len(runs[0].model_series)
+    assert (r.model_series["label"] == "").all()
