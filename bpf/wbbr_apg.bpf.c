@@ -28,7 +28,8 @@
  * bits; the length stays within [apg_len_min, max(apg_len_min, apg_len_max)]), apg_stride 4,
  * apg_tolerance 0.25, apg_eval 0, extra_acked 1.
  *
- * Source: the BBR-APG algorithm (2023) as specified for wificc (SPEC section 5); engine: Linux
+ * Source: Zlomek et al., "Adaptive Low-Latency Communication Control for Wireless
+ * Communications" (BBR-APG), EECS 557 report, 2023, Algorithm 1; engine: Linux
  * net/ipv4/tcp_bbr.c.
  */
 #define WBBR_NAME wbbr_apg

@@ -23,8 +23,8 @@
  * pg_t_interval_us 180000, pg_win_extra_rounds 4, pg_probe_rtt_min_ms 5000,
  * pg_probe_rtt_max_ms 15000 (an interval is drawn from [min, max(min, max)]), extra_acked 1.
  *
- * Source: the BBR-PG algorithm (Future Internet, 2024) as specified for wificc (SPEC section
- * 5); engine: Linux net/ipv4/tcp_bbr.c.
+ * Source: Xu et al., "A Modified TCP BBR to Enable High Fairness in High-Speed Wireless
+ * Networks", Future Internet 16(11), 392, 2024 (section 3); engine: Linux net/ipv4/tcp_bbr.c.
  */
 #define WBBR_NAME wbbr_pg
 #define WBBR_KNOBS(X)                                                                          \

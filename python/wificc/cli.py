@@ -2,9 +2,11 @@
 
 ``run`` builds a scenario from a test of the catalog (:mod:`wificc.scenarios`) and options, or
 reads one from ``--scenario FILE``, runs it and prints summary tables (``--json``: one JSON
-object) and with ``--out`` writes the run's Parquet files. ``validate`` prints a scenario with
-its defaults filled in, ``cc list`` / ``cc show`` describe the congestion controls, ``bench``
-measures the simulator's speed and ``demo`` compares cubic, reno and bbr on a wired path.
+object) and with ``--out`` writes the run's Parquet files. ``check`` prints a scenario with
+its defaults filled in, ``cc list`` / ``cc show`` describe the congestion controls (each
+parameter's meaning, unit and kernel name), ``schema`` prints the scenario schema and
+``reference`` writes the reference pages (:mod:`wificc.reference`), ``bench`` measures the
+simulator's speed and ``demo`` compares cubic, reno and bbr on a wired path.
 
 A scenario the core rejects, a bad option or an unreadable file is reported as one line
 ``error: field: message`` on stderr with exit code 2, never a traceback. Tables go to stdout,
@@ -16,6 +18,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import textwrap
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
@@ -27,7 +30,21 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from wificc import api, bench, bpf, emu, figures, flent, models, report, reproduce, scenarios, storage, validation
+from wificc import (
+    api,
+    bench,
+    bpf,
+    emu,
+    figures,
+    flent,
+    models,
+    reference,
+    report,
+    reproduce,
+    scenarios,
+    storage,
+    validation,
+)
 from wificc.result import Result, staging_path
 from wificc.sweep import sweep_command
 
@@ -38,6 +55,8 @@ DEMO_CCS = ("cubic", "reno", "bbr")
 DEMO_TEST = "tcp_upload"
 DEMO_OPTIONS: dict[str, Any] = {"rate": "50mbit", "rtt": "20ms", "buffer": "1bdp", "qdisc": "pfifo"}
 DEMO_OUT = Path("results/demo-wired")
+# Width of `cc show`'s wrapped parameter meanings (a terminal's).
+SHOW_WIDTH = 100
 # Name of the bottleneck queue of the wired path (crates/wificc-core/src/scenario.rs).
 BOTTLENECK_QUEUE = "bottleneck"
 
@@ -345,8 +364,39 @@ def cc_show(name: Annotated[str, typer.Argument(help="Congestion control, e.g. c
     entry = registry[name]
     typer.echo(f"{entry['name']}: {entry['summary']}")
     typer.echo(f"source: {entry['source']}")
-    rows = [[key, json.dumps(value)] for key, value in entry["params"].items()]
-    out_console.print(_table("Parameters", ["parameter", "default"], rows, numbers=False))
+    params = reference.cc_parameters(entry)
+    if not params:
+        typer.echo("no parameters")
+        return
+    typer.echo("parameters (--cc-param KEY=VALUE), each with its default, unit and kernel name:")
+    for p in params:
+        about = ", ".join(x for x in (p["unit"], f"kernel {p['kernel']}" if p["kernel"] else "") if x)
+        typer.echo(f"  {p['parameter']} = {p['default']}" + (f"  ({about})" if about else ""))
+        typer.echo(textwrap.fill(p["meaning"], width=SHOW_WIDTH, initial_indent=" " * 6, subsequent_indent=" " * 6))
+
+
+@app.command("schema")
+def schema_command(
+    markdown: Annotated[
+        bool, typer.Option("--markdown/--json", help="The reference page (docs/scenario.md) or the JSON Schema.")
+    ] = False,
+) -> None:
+    """Print the scenario schema: every field with its type, unit, default and range."""
+    if markdown:
+        typer.echo(reference.scenario_markdown(), nl=False)
+    else:
+        print(json.dumps(reference.scenario_schema(), indent=2))
+
+
+@app.command("reference")
+def reference_command(
+    out: Annotated[Path, typer.Option(help="Directory of the pages.")] = Path("docs"),
+) -> None:
+    """Write the reference pages generated from the code: scenario.md, results.md, catalog.md, sweep.md."""
+    with user_errors():
+        written = reference.write(out)
+    for path in written:
+        typer.echo(f"wrote {path}")
 
 
 @app.command("bench")
@@ -487,7 +537,7 @@ def model_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print the tables as JSON.")] = False,
     out: Annotated[Path | None, typer.Option(help="Write the model's figures (PNG, SVG) here.")] = None,
 ) -> None:
-    """Analytic models (SPEC 7): the hybrid Wi-Fi bottleneck, BBR startup gains, BBR-PG fluid shares."""
+    """Analytic models: the Wi-Fi 6 hybrid bottleneck (Grazia 2021), BBR startup gains, BBR-PG fluid shares."""
     with user_errors():
         if name not in models.MODELS:
             raise ValueError(f"model: got {name!r}, expected one of {', '.join(models.MODELS)}")

@@ -1,4 +1,4 @@
-"""``wificc reproduce NAME``: the published studies of SPEC section 8 as data, run by one runner.
+"""``wificc reproduce NAME``: the published studies (docs/reproductions.md) as data, run by one runner.
 
 A study is a list of :class:`Experiment`; an experiment is a sweep grid (a catalog test, its
 options, the lists of its grid) and the figures the study draws from it. :func:`reproduce`
@@ -33,7 +33,7 @@ from wificc import figures, papers, report, stats, storage
 from wificc.models import startup
 from wificc.sweep import Run, SweepError, expand, sweep
 
-# Repetitions of every grid point (SPEC section 8), and with --quick.
+# Repetitions of every grid point, and with --quick.
 REPETITIONS = 10
 QUICK_REPETITIONS = 2
 # TCP time and idle ping time before and after it, with --quick.

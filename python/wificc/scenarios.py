@@ -44,9 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Path of a test without a base scenario: the demo's wired setup (SPEC section 6 examples).
+# Path of a test without a base scenario: the demo's wired setup (the README's examples).
 DEFAULT_PATH: dict[str, Any] = {"kind": "wired", "rate": "50mbit", "rtt": "20ms"}
-# The trace path's base RTT without a base scenario: the BBR-APG study's 100 ms (SPEC section 8).
+# The trace path's base RTT without a base scenario: the 100 ms of the BBR-APG reproduction
+# (reproduce.py, study "apg").
 DEFAULT_TRACE_RTT = "100ms"
 # The starting point of each path preset selected with --path (or by a test's own path).
 DEFAULT_PATHS: dict[str, dict[str, Any]] = {

@@ -1,4 +1,4 @@
-"""The results directory of a sweep (SPEC section 10), written so that nothing finished is lost.
+"""The results directory of a sweep, written so that nothing finished is lost.
 
 Layout::
 

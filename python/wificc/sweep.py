@@ -71,8 +71,21 @@ from wificc.result import PEAK_FIELD, Result
 
 GridLike = Mapping[str, Any] | str | os.PathLike[str]
 
-# Keys of a grid document.
-GRID_KEYS = ("description", "test", "scenario", "options", "repetitions", "flent", "grid", "zip")
+# Keys of a grid document with what each holds (docs/sweep.md is generated from this table).
+GRID_KEY_DOCS = {
+    "description": "Free text, kept with the results.",
+    "test": "A catalog test (`wificc tests`); its options go in `[options]` and may be grid keys.",
+    "scenario": "The base scenario: a file path (relative to the grid file) or an inline `[scenario]` table; "
+    "with a test it is the test's base, as `wificc run TEST --scenario FILE`.",
+    "options": "Catalog options of the test (the table below), for every run.",
+    "repetitions": "Runs of every grid point, at least 1 (default 1); repetition r uses the point's seed + r.",
+    "flent": "true: also write each run's Flent data file, `runs/<id>/<flent test>.flent.gz`.",
+    "grid": "Lists to cross: each key a catalog option (with a test) or a scenario field by its dotted path; "
+    "the runs are the product of the lists.",
+    "zip": "`[[zip]]` groups of lists of equal length that vary together: each group is one more factor of "
+    "the product.",
+}
+GRID_KEYS = tuple(GRID_KEY_DOCS)
 # Seed of a scenario that does not give one (the core's default).
 DEFAULT_SEED = 1
 # Hex digits of the run id (64 bits of SHA-256).

@@ -4,7 +4,11 @@
 use serde_json::{json, Value};
 
 use crate::cc;
+use crate::kernel::{Kernel, Profile};
+use crate::net::wifi::driver::Driver;
+use crate::net::wifi::phy::PRESETS;
 use crate::scenario::{self, Format, Scenario};
+use crate::schema::{driver_kind_text, DRIVER_KINDS};
 
 /// Parse and validate a scenario; returns the normalised scenario (all defaults filled) as JSON.
 pub fn validate(text: &str, format: Format) -> Result<Value, String> {
@@ -26,14 +30,64 @@ pub fn run(s: &Scenario) -> Result<Value, String> {
     Ok(v)
 }
 
-/// The congestion-control registry: name, summary, source and default parameters of each.
+/// The congestion-control registry: name, summary, source, default parameters and each
+/// parameter's schema (`param_schema`: description, type, `x-quantity`) of each.
 pub fn cc_list() -> Value {
     Value::Array(
         cc::registry::all()
             .iter()
-            .map(|e| json!({"name": e.name, "summary": e.summary, "source": e.source, "params": (e.defaults)()}))
+            .map(|e| {
+                json!({"name": e.name, "summary": e.summary, "source": e.source,
+                       "params": (e.defaults)(), "param_schema": (e.schema)()})
+            })
             .collect(),
     )
+}
+
+/// The scenario's JSON Schema (see [`crate::schema`]).
+pub fn scenario_schema() -> Value {
+    crate::schema::scenario_schema()
+}
+
+/// What the reference lists besides the schema: the coded quantities of the congestion
+/// controls' models with their names, the kernel profiles (each release's values and the
+/// fields' descriptions), the Wi-Fi driver families with their defaults, and the chipset
+/// presets.
+pub fn catalogs() -> Value {
+    let profile_schema = cc::registry::schema_of::<Profile>();
+    let kernels: Vec<Value> = Kernel::ALL
+        .iter()
+        .map(|k| json!({"name": k.name(), "profile": k.profile()}))
+        .collect();
+    let drivers: Vec<Value> = DRIVER_KINDS
+        .iter()
+        .map(|&k| json!({"name": k.name(), "about": driver_kind_text(k), "defaults": Driver::defaults(k)}))
+        .collect();
+    let chipsets: Vec<Value> = PRESETS
+        .iter()
+        .map(|p| {
+            json!({"name": p.name, "about": p.about, "phy": p.phy, "driver": p.driver.name(),
+                   "aggregates_vo": p.aggregates_vo})
+        })
+        .collect();
+    let model_codes: Vec<Value> = cc::model_codes()
+        .into_iter()
+        .map(|(ccs, quantity, codes)| {
+            let names: serde_json::Map<String, Value> = codes
+                .into_iter()
+                .map(|(code, name)| (code.to_string(), json!(name)))
+                .collect();
+            json!({"cc": ccs, "quantity": quantity, "codes": names})
+        })
+        .collect();
+    json!({
+        "model_codes": model_codes,
+        "kernels": kernels,
+        "kernel_default": Kernel::NEWEST.name(),
+        "profile_schema": profile_schema,
+        "drivers": drivers,
+        "chipsets": chipsets,
+    })
 }
 
 #[cfg(test)]

@@ -8,13 +8,16 @@
 //! Sources: the Debian 5.10.223, 6.1.192 and 6.12.117 trees (read), and for the versions in
 //! between the commits named below with the release that first shipped them.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::net::wifi::edca::DscpMap;
 use crate::tcp::config::SkbLayout;
 
 /// A Linux release with a profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 pub enum Kernel {
     #[serde(rename = "4.19")]
     V4_19,
@@ -143,8 +146,9 @@ impl Kernel {
 }
 
 /// The version-dependent behaviours of one release (see [`Kernel::profile`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct Profile {
+    /// The release.
     pub kernel: Kernel,
     /// `net.ipv4.tcp_limit_output_bytes`.
     pub limit_output_bytes: u64,

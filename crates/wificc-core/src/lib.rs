@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod net;
 pub mod parse;
 pub mod scenario;
+pub mod schema;
 pub mod sim;
 pub mod tcp;
 pub mod topology;

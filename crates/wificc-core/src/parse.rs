@@ -7,6 +7,9 @@ use std::fmt;
 use std::num::IntErrorKind;
 
 use serde::de::{self, Deserializer, Visitor};
+use std::borrow::Cow;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::units::{BitsPerSec, Bytes, Nanos, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
@@ -231,8 +234,23 @@ pub fn buffer(s: &str) -> Result<Buffer, String> {
     }
 }
 
+/// How a duration is written (the reference's text; [`duration`] is the parser).
+pub const DURATION_SYNTAX: &str = "A duration: a number with a unit of ns, us, ms, s (or sec) \
+     or min (or m), e.g. \"20ms\", \"1.5s\"; a bare number is seconds. At most 1000000 s.";
+/// How a rate is written ([`rate`]).
+pub const RATE_SYNTAX: &str = "A rate in tc's units: bit, kbit, mbit, gbit are bit/s (also \
+     written kbit/s, Mbit/s, Gbit/s), bps, kbps, mbps, gbps are BYTES/s (\"10mbps\" is 80 \
+     Mbit/s); any case, e.g. \"50mbit\"; a bare number is bit/s.";
+/// How a size is written ([`size`]).
+pub const SIZE_SYNTAX: &str = "A size in bytes: a number with a unit of b, kb (1000), kib \
+     (1024), mb or mib, e.g. \"64kb\"; a bare number is bytes.";
+/// How a buffer is written ([`buffer`]).
+pub const BUFFER_SYNTAX: &str = "A queue limit in packets (\"100p\", \"100pkt\", or a bare \
+     whole number), in bytes (a size: \"64kb\", \"150000b\") or in multiples of the path's \
+     bandwidth-delay product (\"1bdp\", \"0.5bdp\").";
+
 macro_rules! quantity {
-    ($(#[$doc:meta])* $name:ident, $inner:ty, $parse:path, $show:expr, $what:expr) => {
+    ($(#[$doc:meta])* $name:ident, $inner:ty, $parse:path, $show:expr, $what:expr, $syntax:expr) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub struct $name(pub $inner);
@@ -268,12 +286,28 @@ macro_rules! quantity {
                 s.serialize_str(&show(&self.0))
             }
         }
+
+        /// A string with a unit, or a bare number in the base unit; `x-quantity` names the
+        /// kind for the reference's renderer.
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({
+                    "type": ["string", "number"],
+                    "description": $syntax,
+                    "x-quantity": stringify!($name),
+                })
+            }
+        }
     };
 }
 
 quantity!(
     /// A duration field (`"20ms"`).
-    Dur, Nanos, duration, |ns| format!("{ns}ns"), "a duration such as \"20ms\""
+    Dur, Nanos, duration, |ns| format!("{ns}ns"), "a duration such as \"20ms\"",
+    DURATION_SYNTAX
 );
 impl Default for Dur {
     /// Zero.
@@ -284,16 +318,19 @@ impl Default for Dur {
 
 quantity!(
     /// A rate field (`"50mbit"`).
-    Rate, BitsPerSec, rate, |r| format!("{r}bit"), "a rate such as \"50mbit\""
+    Rate, BitsPerSec, rate, |r| format!("{r}bit"), "a rate such as \"50mbit\"",
+    RATE_SYNTAX
 );
 quantity!(
     /// A size field (`"64kb"`).
-    Size, Bytes, size, |b| format!("{b}b"), "a size such as \"64kb\""
+    Size, Bytes, size, |b| format!("{b}b"), "a size such as \"64kb\"",
+    SIZE_SYNTAX
 );
 quantity!(
     /// A buffer field (`"1bdp"`, `"100p"`).
     Buf, Buffer, buffer, |b| b.to_string(),
-    "a buffer such as \"100p\", \"64kb\" or \"1bdp\""
+    "a buffer such as \"100p\", \"64kb\" or \"1bdp\"",
+    BUFFER_SYNTAX
 );
 
 /// Seconds as a string, for error messages.

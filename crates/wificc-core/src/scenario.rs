@@ -19,6 +19,7 @@
 //! [`crate::topology`]. "up" flows send from a client to the server, "down" flows from the
 //! server to a client.
 
+use schemars::JsonSchema;
 use serde::{de, Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -55,7 +56,7 @@ fn d(ms: u64) -> Dur {
     Dur(ms * NSEC_PER_MSEC)
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Seed of every random stream in the run.
@@ -70,11 +71,15 @@ pub struct Scenario {
     /// Summary statistics (goodput, percentiles, utilisation) ignore the time before this.
     #[serde(default = "zero")]
     pub warmup: Dur,
+    /// The topology: a table whose `kind` is "wired", "trace" or "wifi" (required).
     pub path: PathSpec,
+    /// Linux sender-stack settings of every host.
     #[serde(default)]
     pub stack: StackSpec,
+    /// The TCP flows (bulk transfers), each from its start to its stop.
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// The latency probes (ICMP or UDP request/response, Flent's ping and UDP RR).
     #[serde(default)]
     pub pings: Vec<PingSpec>,
 }
@@ -93,7 +98,7 @@ fn zero() -> Dur {
 }
 
 /// The topology.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PathSpec {
     Wired(WiredSpec),
@@ -104,7 +109,7 @@ pub enum PathSpec {
 /// A Wi-Fi path: stations (the client hosts) and an AP in one BSS, the AP wired to the server
 /// through a backhaul link (rate, half the base RTT each way, a queue). With a backhaul slower
 /// than the Wi-Fi link's capacity this is the hybrid bottleneck of the Wi-Fi 6 study.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WifiPathSpec {
     /// The radio: chipset, TXQs, A-MPDU limits, EDCA or analytic MAC.
@@ -112,6 +117,7 @@ pub struct WifiPathSpec {
     pub radio: WifiSpec,
     /// Number of stations (client hosts 0..stations-1 are stations 1..stations).
     #[serde(default = "default_clients")]
+    #[schemars(range(min = 1, max = MAX_STATIONS), extend("x-unit" = "stations"))]
     pub stations: u32,
     /// Base round-trip propagation delay of the wired part (AP <-> server).
     pub rtt: Dur,
@@ -121,6 +127,7 @@ pub struct WifiPathSpec {
     /// Backhaul buffer (packets, bytes or BDPs of backhaul rate x rtt); default: the qdisc's.
     #[serde(default)]
     pub backhaul_buffer: Option<Buf>,
+    /// Backhaul qdisc, at the AP's and the server's wired egress (default pfifo).
     #[serde(default = "default_bottleneck_qdisc")]
     pub backhaul_qdisc: QdiscSpec,
     /// Rate of the server's NIC.
@@ -128,28 +135,37 @@ pub struct WifiPathSpec {
     pub access_rate: Rate,
     /// Per-packet L2 bytes on the wired links (Ethernet: 38).
     #[serde(default = "default_l2")]
+    #[schemars(range(max = MAX_L2_OVERHEAD), extend("x-unit" = "bytes"))]
     pub l2_overhead: u32,
 }
 
 /// A trace-driven path, as `mm-delay RTT/2 mm-link UP DOWN`: each client's NIC feeds the uplink
 /// (client -> server), the server's NIC the downlink; each direction adds half the base RTT of
 /// propagation delay to its own `delay`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TracePathSpec {
     /// Base round-trip propagation delay.
     pub rtt: Dur,
+    /// The client -> server direction (mm-link's uplink trace).
     pub uplink: TraceLinkSpec,
+    /// The server -> client direction (mm-link's downlink trace).
     pub downlink: TraceLinkSpec,
+    /// Number of client hosts, all behind the same trace link.
     #[serde(default = "default_clients")]
+    #[schemars(range(min = 1, max = MAX_CLIENTS), extend("x-unit" = "hosts"))]
     pub clients: u32,
+    /// Rate of every host's NIC and access link.
     #[serde(default = "default_access_rate")]
     pub access_rate: Rate,
+    /// Per-packet L2 bytes on the wired access links (Ethernet: 38); the trace link carries
+    /// IP packets, as Mahimahi's.
     #[serde(default = "default_l2")]
+    #[schemars(range(max = MAX_L2_OVERHEAD), extend("x-unit" = "bytes"))]
     pub l2_overhead: u32,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WiredSpec {
     /// Bottleneck rate (both directions).
@@ -165,6 +181,7 @@ pub struct WiredSpec {
     pub qdisc: QdiscSpec,
     /// Number of client hosts.
     #[serde(default = "default_clients")]
+    #[schemars(range(min = 1, max = MAX_CLIENTS), extend("x-unit" = "hosts"))]
     pub clients: u32,
     /// Extra RTT of each client (one entry per client, or empty for none).
     #[serde(default)]
@@ -174,9 +191,11 @@ pub struct WiredSpec {
     pub access_rate: Rate,
     /// Per-packet L2 bytes on the wire (Ethernet: 38).
     #[serde(default = "default_l2")]
+    #[schemars(range(max = MAX_L2_OVERHEAD), extend("x-unit" = "bytes"))]
     pub l2_overhead: u32,
-    /// Independent random loss probability on the bottleneck, each direction (0..1).
+    /// Independent random loss probability on the bottleneck, each direction, in [0, 1).
     #[serde(default)]
+    #[schemars(range(min = 0), extend("exclusiveMaximum" = 1))]
     pub loss: f64,
 }
 
@@ -194,7 +213,7 @@ fn default_l2() -> u32 {
 }
 
 /// Linux sender-stack settings shared by every host.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StackSpec {
     /// The hosts' Linux release: "4.19", "5.4", "5.10", "5.13", "5.15", "6.1", "6.6", "6.12"
@@ -209,6 +228,7 @@ pub struct StackSpec {
     pub tsq: String,
     /// Global pacing multiplier ("TP rate"): 1, 2 or 3 (any integer 1..=10).
     #[serde(default = "default_tp")]
+    #[schemars(range(min = 1, max = MAX_TP), extend("x-unit" = "x"))]
     pub tp: u32,
     /// TSO/GSO offloads.
     #[serde(default = "yes")]
@@ -227,26 +247,42 @@ pub struct StackSpec {
     /// net.ipv4.tcp_limit_output_bytes; default the kernel's (256 KB before 5.0, 1 MB after).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_output_bytes: Option<Size>,
+    /// Initial congestion window, packets (Linux `TCP_INIT_CWND`, RFC 6928); at most the largest
+    /// TCP window (65535 << 14 bytes) in segments of the MSS.
     #[serde(default = "default_init_cwnd")]
+    #[schemars(range(min = 1), extend("x-unit" = "packets"))]
     pub init_cwnd: u32,
+    /// net.ipv4.tcp_min_tso_segs: fewest segments per TSO skb a CCA without its own
+    /// `min_tso_segs` gets.
     #[serde(default = "default_min_tso")]
+    #[schemars(range(min = 1, max = MAX_MIN_TSO_SEGS), extend("x-unit" = "segments"))]
     pub min_tso_segs: u32,
     /// net.ipv4.tcp_tso_rtt_log; default the kernel's (9 from 5.18, absent before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = MAX_TSO_RTT_LOG))]
     pub tso_rtt_log: Option<u8>,
+    /// IP MTU of every interface, bytes.
     #[serde(default = "default_mtu")]
+    #[schemars(range(min = MIN_MTU, max = MAX_MTU), extend("x-unit" = "bytes"))]
     pub mtu: u32,
+    /// TCP payload bytes per segment (1448: a 1500-byte MTU less 40 bytes of TCP/IP headers and
+    /// 12 of timestamps); at most the MTU less those 52 bytes.
     #[serde(default = "default_mss")]
+    #[schemars(range(min = TCP_MIN_SND_MSS), extend("x-unit" = "bytes"))]
     pub mss: u32,
     /// Negotiate ECN on every connection (DCTCP flows always do).
     #[serde(default)]
     pub ecn: bool,
+    /// Smallest retransmission timeout (Linux `TCP_RTO_MIN`, 200 ms).
     #[serde(default = "default_rto_min")]
     pub rto_min: Dur,
+    /// Receivers delay ACKs (every second segment, quick-ACK for the first 16, 40 ms timer);
+    /// off: every segment is ACKed at once.
     #[serde(default = "yes")]
     pub delayed_ack: bool,
     /// Per-skb truesize overhead in bytes; default the kernel's (1280 before 6.3, 896 after).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-unit" = "bytes"))]
     pub skb_overhead: Option<u32>,
 }
 
@@ -284,7 +320,7 @@ fn default_rto_min() -> Dur {
     d(200)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     #[default]
@@ -370,6 +406,11 @@ const DSCP_NAMES: [(&str, DscpName, u8); 22] = {
     ]
 };
 
+/// Every DSCP name a scenario may write, in capitals.
+pub fn dscp_names() -> impl Iterator<Item = &'static str> {
+    DSCP_NAMES.iter().map(|e| e.0)
+}
+
 /// Largest DSCP codepoint: the field is 6 bits.
 const DSCP_MAX: u8 = 63;
 
@@ -447,20 +488,26 @@ impl<'de> Deserialize<'de> for Dscp {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
+    /// The flow's name in results; default "<cc>-<direction>-<i>" (`i` its index in `flows`).
     #[serde(default)]
     pub name: Option<String>,
+    /// Congestion control: a name of `wificc cc list` (reno, cubic, bbr, bbrp, ...).
     #[serde(default = "default_cc")]
     pub cc: String,
+    /// The congestion control's parameters to change, KEY = VALUE (`wificc cc show NAME` lists
+    /// them with their defaults); unknown keys are refused.
     #[serde(default)]
     pub cc_params: Map<String, Value>,
+    /// "up": the client sends to the server; "down": the server sends to the client.
     #[serde(default)]
     pub direction: Direction,
-    /// Client host index.
+    /// Client host index (0 .. the path's clients or stations - 1).
     #[serde(default)]
     pub client: u32,
+    /// When the connection opens and starts sending (before the end of the run).
     #[serde(default = "zero")]
     pub start: Dur,
     /// When the application stops sending (default: end of run).
@@ -469,6 +516,7 @@ pub struct FlowSpec {
     /// Bytes to transfer (default: unlimited).
     #[serde(default)]
     pub bytes: Option<Size>,
+    /// DSCP of the flow's packets (both directions): on Wi-Fi it picks the access category.
     #[serde(default)]
     pub dscp: Dscp,
 }
@@ -477,7 +525,7 @@ fn default_cc() -> String {
     "cubic".into()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PingKindSpec {
     #[default]
@@ -485,21 +533,28 @@ pub enum PingKindSpec {
     Udp,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PingSpec {
+    /// The ping's name in results; default "<kind>-ping-<i>" (`i` its index in `pings`).
     #[serde(default)]
     pub name: Option<String>,
+    /// "icmp" (echo request/reply, as `ping`) or "udp" (a UDP request/response, Flent's UDP RR).
     #[serde(default)]
     pub kind: PingKindSpec,
+    /// Client host index the probe runs between it and the server.
     #[serde(default)]
     pub client: u32,
+    /// Time between probes; at least 1 ms.
     #[serde(default = "default_step")]
     pub interval: Dur,
+    /// When the first probe is sent.
     #[serde(default = "zero")]
     pub start: Dur,
+    /// When probing stops (default: end of run).
     #[serde(default)]
     pub stop: Option<Dur>,
+    /// DSCP of the probes (Flent's RRUL marks EF, CS1, ...).
     #[serde(default)]
     pub dscp: Dscp,
 }
@@ -731,6 +786,15 @@ pub const MAX_STATIONS: u32 = 255;
 /// Largest per-packet L2 overhead, bytes: the largest IP packet. Real headers are tens of
 /// bytes (Ethernet 38); the bound keeps the serialisation time of any frame finite at 1 bit/s.
 pub const MAX_L2_OVERHEAD: u32 = 65_535;
+
+/// Largest global pacing multiplier (`stack.tp`).
+pub const MAX_TP: u32 = 10;
+/// Smallest MTU: the least every IPv4 host must accept (RFC 791).
+pub const MIN_MTU: u32 = 576;
+/// Largest MTU: the largest IP packet.
+pub const MAX_MTU: u32 = 65_535;
+/// Largest `stack.min_tso_segs`.
+pub const MAX_MIN_TSO_SEGS: u32 = 64;
 
 /// Smallest MSS Linux sends with (`TCP_MIN_SND_MSS`, include/net/tcp.h).
 pub const TCP_MIN_SND_MSS: u32 = 48;
@@ -1136,16 +1200,22 @@ impl TracePathSpec {
 impl StackSpec {
     fn validate(&self) -> Result<(), ScenarioError> {
         self.tsq_mode()?;
-        if !(1..=10).contains(&self.tp) {
+        if !(1..=MAX_TP).contains(&self.tp) {
             return Err(err(
                 "stack.tp",
-                format!("got {}, expected a pacing multiplier from 1 to 10", self.tp),
+                format!(
+                    "got {}, expected a pacing multiplier from 1 to {MAX_TP}",
+                    self.tp
+                ),
             ));
         }
-        if self.mtu < 576 || self.mtu > 65_535 {
+        if !(MIN_MTU..=MAX_MTU).contains(&self.mtu) {
             return Err(err(
                 "stack.mtu",
-                format!("got {}, expected an MTU from 576 to 65535 bytes", self.mtu),
+                format!(
+                    "got {}, expected an MTU from {MIN_MTU} to {MAX_MTU} bytes",
+                    self.mtu
+                ),
             ));
         }
         let max_mss = self.mtu - TCP_IP_HEADER;
@@ -1170,10 +1240,10 @@ impl StackSpec {
                 ),
             ));
         }
-        if self.min_tso_segs == 0 || self.min_tso_segs > 64 {
+        if self.min_tso_segs == 0 || self.min_tso_segs > MAX_MIN_TSO_SEGS {
             return Err(err(
                 "stack.min_tso_segs",
-                format!("got {}, expected 1..64", self.min_tso_segs),
+                format!("got {}, expected 1..{MAX_MIN_TSO_SEGS}", self.min_tso_segs),
             ));
         }
         if let Some(log) = self.tso_rtt_log.filter(|&l| l > MAX_TSO_RTT_LOG) {

@@ -9,7 +9,8 @@ fn run(v: Value) -> RunResult {
     scenario::run(&Scenario::from_value(v).expect("valid scenario")).expect("run")
 }
 
-/// SPEC 7: TxTw(k) = (k l + l_oh) 8 / r + t_oh, Thr(k) = k l 8 / TxTw(k), with the reference
+/// Future of TCP on Wi-Fi 6 (2021), eqs. 3-4: TxTw(k) = (k l + l_oh) 8 / r + t_oh,
+/// Thr(k) = k l 8 / TxTw(k), with its Table 1's reference
 /// l = 1500 B, l_oh = 48 B, r = 2.4 Gbit/s, t_oh = 0.5 ms.
 fn thr(k: f64) -> f64 {
     let txtw = (k * 1500.0 + 48.0) * 8.0 / 2.4e9 + 0.5e-3;

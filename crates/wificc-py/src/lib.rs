@@ -72,6 +72,18 @@ fn kernels() -> Vec<&'static str> {
     Kernel::ALL.iter().map(|k| k.name()).collect()
 }
 
+/// The scenario's JSON Schema, as JSON text.
+#[pyfunction]
+fn scenario_schema() -> String {
+    api::scenario_schema().to_string()
+}
+
+/// Kernel profiles, Wi-Fi drivers and chipset presets, as JSON text.
+#[pyfunction]
+fn catalogs() -> String {
+    api::catalogs().to_string()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -79,6 +91,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_list, m)?)?;
     m.add_function(wrap_pyfunction!(segment_truesize, m)?)?;
     m.add_function(wrap_pyfunction!(kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(catalogs, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MODEL", wificc_core::MODEL)?;
     Ok(())

@@ -1,4 +1,4 @@
-"""Analytic models of wificc (SPEC section 7), each with ``table``, ``figure``, ``run``.
+"""Analytic models of the published studies, each with ``table``, ``figure``, ``run``.
 
 * ``hybrid``: the wired, Wi-Fi and hybrid bottleneck model of the Wi-Fi 6 study.
 * ``startup``: BBR's Startup gain (2/ln 2, 4 ln 2) and a round-by-round simulation.

@@ -63,7 +63,7 @@ it is the whole flight. The named operating points (:func:`operating_points`) ar
   no rate over L and adds TxTe(mxg - k_bar) of wired queueing.
 * Hybrid N, k = k_bar + buffer: the wired queue full.
 
-The reference parameters are the study's (SPEC section 7); ``le_oh`` is 38 bytes, the
+The reference parameters are the study's (its Table 1: l_oh 48 bytes, t_oh 0.5 ms); ``le_oh`` is 38 bytes, the
 Ethernet per-frame cost on the wire: 7 preamble + 1 start-of-frame delimiter + 14 MAC
 header + 4 FCS + 12 inter-frame gap (IEEE 802.3 clauses 3 and 4); ``buffer`` is 1000
 packets, Linux's DEFAULT_TX_QUEUE_LEN (include/net/pkt_sched.h).

@@ -37,9 +37,10 @@
 //! cwnd > 2 million packets) the arithmetic saturates or widens instead; the epoch start is an
 //! `Option` rather than jiffies with 0 meaning "none" (the simulated clock starts at 0).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::reno::cwnd_limited_slow_start;
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
@@ -86,28 +87,34 @@ const GSO_MAX_SIZE_BYTES: u64 = 65_536;
 const HYSTART_ACK_DELAY_GSO_PACKETS: u64 = 4;
 
 /// Module parameters of tcp_cubic.ko, with the kernel's defaults.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Lower `W_max` below the last loss window (`fast_convergence`, default on).
     pub fast_convergence: bool,
     /// Multiplicative decrease, /1024 (`beta`, default 717 ≈ 0.7). 1..=1023.
+    #[schemars(extend("x-unit" = "1/1024"))]
     pub beta: u32,
     /// Initial ssthresh in packets, 0 for none (`initial_ssthresh`, default 0); only applied
     /// when HyStart is off, as in the kernel.
+    #[schemars(extend("x-unit" = "packets"))]
     pub initial_ssthresh: u32,
     /// Cubic scale C, /1024 after a x10 factor: C = bic_scale * 10 / 1024 (`bic_scale`,
     /// default 41 → C ≈ 0.4). At least 1.
+    #[schemars(extend("x-unit" = "1/1024 (x10)"))]
     pub bic_scale: u32,
     /// Grow at least as fast as the AIMD estimate (`tcp_friendliness`, default on).
     pub tcp_friendliness: bool,
     /// Hybrid slow start (`hystart`, default on).
     pub hystart: bool,
     /// Detection methods: 1 = ACK train, 2 = delay, 3 = both (`hystart_detect`, default 3).
+    #[schemars(extend("x-unit" = "bit mask"))]
     pub hystart_detect: u32,
     /// cwnd from which HyStart acts, packets (`hystart_low_window`, default 16).
+    #[schemars(extend("x-unit" = "packets"))]
     pub hystart_low_window: u32,
     /// Largest ACK spacing that continues a train, µs (`hystart_ack_delta_us`, default 2000).
+    #[schemars(extend("x-unit" = "us"))]
     pub hystart_ack_delta_us: u32,
 }
 
@@ -159,6 +166,16 @@ pub enum HystartExit {
 }
 
 impl HystartExit {
+    /// The model's `hystart_exit` codes with their names (0: HyStart has not ended slow start).
+    pub fn codes() -> [(u32, &'static str); 3] {
+        let code = |e: HystartExit| e.code() as u32;
+        [
+            (0, "none"),
+            (code(HystartExit::AckTrain), "ack_train"),
+            (code(HystartExit::Delay), "delay"),
+        ]
+    }
+
     /// Code reported in the model: 1 = ACK train, 2 = delay (the `hystart_detect` bits).
     fn code(self) -> f64 {
         match self {
@@ -221,6 +238,7 @@ pub const INFO: CcInfo = CcInfo {
     summary: "CUBIC with HyStart: cubic window growth around the last loss window, beta 0.7",
     source: "Linux net/ipv4/tcp_cubic.c; RFC 9438; Ha & Rhee, HyStart (2008)",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| Ok(Box::new(Cubic::new(params_from::<Params>(m)?)?)),
 };
 

@@ -29,9 +29,10 @@
 //! until CWR). Linux's protective load balancing (PLB, flow-label rehash) has no counterpart:
 //! wificc routes each flow on a single path.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::reno::{reno_cong_avoid, reno_ssthresh};
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
@@ -45,12 +46,14 @@ const ALPHA_SHIFT: u32 = 10;
 const MAX_SHIFT_G: u32 = 10;
 
 /// Module parameters of tcp_dctcp.ko, with the kernel's defaults.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// EWMA gain g = 1/2^dctcp_shift_g (`dctcp_shift_g`, default 4: g = 1/16). 0..=10.
+    #[schemars(extend("x-unit" = "log2"))]
     pub dctcp_shift_g: u32,
     /// Initial alpha in 1/1024 (`dctcp_alpha_on_init`, default 1024 = 1.0). 0..=1024.
+    #[schemars(extend("x-unit" = "1/1024"))]
     pub dctcp_alpha_on_init: u32,
     /// Set alpha to 1024 on entering Loss (`dctcp_clamp_alpha_on_loss` of kernels before 5.1,
     /// default off).
@@ -108,6 +111,7 @@ pub const INFO: CcInfo = CcInfo {
     summary: "DCTCP: cwnd cut in proportion to the fraction of ECN-marked packets (needs ECN)",
     source: "Linux net/ipv4/tcp_dctcp.c; RFC 8257; Alizadeh et al., SIGCOMM 2010",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| Ok(Box::new(Dctcp::new(params_from::<Params>(m)?)?)),
 };
 

@@ -14,9 +14,10 @@
 //! `ssthresh = max(cwnd - cwnd * b(w) / 256, 2)` with the row last set in congestion avoidance
 //! (slow start does not move it). Slow start is Reno's; so is undo.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
 use crate::tcp::sock::Sock;
@@ -58,7 +59,7 @@ const MD_SHIFT: u32 = 8;
 const CWND_CLAMP_MAX: u32 = u32::MAX / 128;
 
 /// HighSpeed TCP has no parameters (the kernel module has none).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
@@ -73,6 +74,7 @@ pub const INFO: CcInfo = CcInfo {
     summary: "HighSpeed TCP: AIMD whose increase and decrease depend on cwnd (RFC 3649 table)",
     source: "Linux net/ipv4/tcp_highspeed.c; RFC 3649",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| {
         params_from::<Params>(m)?;
         Ok(Box::new(HighSpeed::default()))

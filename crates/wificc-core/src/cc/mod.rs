@@ -28,6 +28,46 @@ use crate::tcp::sock::{AckSample, CaEvent, CaState, Sock};
 
 pub use registry::{build, names, CcError, CcInfo, ParamInfo};
 
+/// A coded model quantity: the algorithms that report it, its name, and each code's name.
+pub type CodedQuantity = (Vec<&'static str>, &'static str, Vec<(u32, &'static str)>);
+
+/// The quantities of the algorithms' models ([`CongestionControl::model`]) that are codes,
+/// each with the algorithms that report it and the name of every code: what `model_series`
+/// labels and the reference lists.
+pub fn model_codes() -> Vec<CodedQuantity> {
+    let bbr_family: Vec<&str> = [
+        &bbr::INFO,
+        &bbr::bbrp::INFO,
+        &bbr::bbrn::INFO,
+        &bbr::apg::INFO,
+        &bbr::pg::INFO,
+    ]
+    .iter()
+    .map(|i| i.name)
+    .collect();
+    let v3: Vec<&str> = [&bbr3::BBR2_INFO, &bbr3::BBR3_INFO, &bbr3::BBRN3_INFO]
+        .iter()
+        .map(|i| i.name)
+        .collect();
+    let mut out = vec![(
+        bbr_family,
+        "mode",
+        bbr::Mode::ALL
+            .iter()
+            .map(|&m| (m as u32, m.label()))
+            .collect(),
+    )];
+    for (quantity, codes) in bbr3::model_codes() {
+        out.push((v3.clone(), quantity, codes));
+    }
+    out.push((
+        vec![cubic::INFO.name],
+        "hystart_exit",
+        cubic::HystartExit::codes().to_vec(),
+    ));
+    out
+}
+
 /// One named value of an algorithm's internal model, reported to the metrics every STEP
 /// (e.g. `bw_bps`, `min_rtt_us`, `mode`, `pacing_gain`, `cycle_len`, `inflight_hi`).
 pub type ModelValue = (&'static str, f64);
@@ -99,5 +139,52 @@ pub trait CongestionControl: Send {
     /// The algorithm's internal model, for metrics.
     fn model(&self) -> Vec<ModelValue> {
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod model_code_tests {
+    use super::*;
+    use serde_json::Map;
+
+    /// Every coded quantity is one its algorithms report, and its codes are distinct.
+    #[test]
+    fn coded_quantities_are_in_the_models() {
+        let codes = model_codes();
+        assert_eq!(codes.len(), 4);
+        for (ccs, quantity, names) in &codes {
+            assert!(!ccs.is_empty());
+            for name in ccs {
+                let cc = build(name, &Map::new()).unwrap();
+                assert!(
+                    cc.model().iter().any(|(q, _)| q == quantity),
+                    "{name} reports no {quantity}"
+                );
+            }
+            let mut seen: Vec<u32> = names.iter().map(|c| c.0).collect();
+            seen.dedup();
+            assert_eq!(seen.len(), names.len(), "{quantity}");
+        }
+        // BBR's modes as tcp_bbr.c numbers them.
+        assert_eq!(
+            codes[0].2,
+            vec![
+                (0, "STARTUP"),
+                (1, "DRAIN"),
+                (2, "PROBE_BW"),
+                (3, "PROBE_RTT")
+            ]
+        );
+        // v2/v3 number their modes as v1, and their ProbeBW phases DOWN, CRUISE, REFILL, UP.
+        assert_eq!(codes[1].1, "state");
+        assert_eq!(codes[1].2, codes[0].2);
+        assert_eq!(
+            codes[2].2,
+            vec![(0, "DOWN"), (1, "CRUISE"), (2, "REFILL"), (3, "UP")]
+        );
+        assert_eq!(
+            codes[3].2,
+            vec![(0, "none"), (1, "ack_train"), (2, "delay")]
+        );
     }
 }

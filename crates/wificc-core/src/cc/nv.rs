@@ -56,9 +56,10 @@
 //! factor is drawn from a stream seeded at `init` from the connection's [`Rng`]. The kernel keeps
 //! a "catch-up" flag that nothing ever sets; it has no effect there and is not modelled.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::{CongestionControl, ModelValue};
 use crate::parse::Dur;
 use crate::sim::Rng;
@@ -112,41 +113,55 @@ const NV_RESET_STREAM: u64 = 0x6e76;
 
 /// NV parameters: the kernel module parameters with their defaults, plus the base RTT a
 /// BPF_SOCK_OPS_BASE_RTT program would supply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
     /// Queued packets allowed in the network on top of cwnd_by_slope (`nv_pad`, 10).
+    #[schemars(extend("x-unit" = "packets"))]
     pub nv_pad: u32,
     /// Do not grow when cwnd is within this many packets of max_win (`nv_pad_buffer`, 2).
+    #[schemars(extend("x-unit" = "packets"))]
     pub nv_pad_buffer: u32,
     /// Mean interval between min-RTT resets (`nv_reset_period`, 5 s).
     pub nv_reset_period: Dur,
     /// NV never decreases cwnd below this without losses, packets (`nv_min_cwnd`, 2).
+    #[schemars(extend("x-unit" = "packets"))]
     pub nv_min_cwnd: u32,
     /// Share of the excess removed on congestion, /128 (`nv_cong_dec_mult`, 30 * 128 / 100 = 38).
+    #[schemars(extend("x-unit" = "1/128"))]
     pub nv_cong_dec_mult: u32,
     /// On congestion ssthresh = this * max_win / 8 (`nv_ssthresh_factor`, 8).
+    #[schemars(extend("x-unit" = "1/8"))]
     pub nv_ssthresh_factor: u32,
     /// Weight of a new RTT sample in the average, /256 (`nv_rtt_factor`, 128; 0 = no averaging).
+    #[schemars(extend("x-unit" = "1/256"))]
     pub nv_rtt_factor: u32,
     /// cwnd kept on a loss, /1024 (`nv_loss_dec_factor`, 819 = 80%).
+    #[schemars(extend("x-unit" = "1/1024"))]
     pub nv_loss_dec_factor: u32,
     /// Uncongested decisions (+1) per step up of a negative growth factor
     /// (`nv_cwnd_growth_rate_neg`, 8; 0 = never).
+    #[schemars(extend("x-unit" = "decisions"))]
     pub nv_cwnd_growth_rate_neg: u32,
     /// Uncongested decisions (+1) per step up of a non-negative growth factor
     /// (`nv_cwnd_growth_rate_pos`, 0 = never: Reno-like growth).
+    #[schemars(extend("x-unit" = "decisions"))]
     pub nv_cwnd_growth_rate_pos: u32,
     /// Samples needed before a decrease (`nv_dec_eval_min_calls`, 60).
+    #[schemars(extend("x-unit" = "samples"))]
     pub nv_dec_eval_min_calls: u32,
     /// Samples needed before growth is allowed (`nv_inc_eval_min_calls`, 20).
+    #[schemars(extend("x-unit" = "samples"))]
     pub nv_inc_eval_min_calls: u32,
     /// Samples needed before leaving the first slow start on congestion
     /// (`nv_ssthresh_eval_min_calls`, 30).
+    #[schemars(extend("x-unit" = "samples"))]
     pub nv_ssthresh_eval_min_calls: u32,
     /// Rounds without a decision after which growth stops (`nv_stop_rtt_cnt`, 10).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub nv_stop_rtt_cnt: u32,
     /// Rounds needed before a congestion decision (`nv_rtt_min_cnt`, 2).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub nv_rtt_min_cnt: u32,
     /// Known base RTT bounding the RTTs used for the minimum; 0 = none (the kernel's
     /// BPF_SOCK_OPS_BASE_RTT value, none by default).
@@ -311,6 +326,7 @@ pub const INFO: CcInfo = CcInfo {
         "TCP-NV (New Vegas): cwnd from the delivery rate over the minimum RTT plus a small queue",
     source: "Linux net/ipv4/tcp_nv.c (Brakmo)",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| {
         let p = params_from::<Params>(m)?;
         p.validate()?;

@@ -1,6 +1,8 @@
 //! Name -> constructor registry of congestion controls, with each algorithm's parameter table
 //! for `wificc cc list|show` and the validation of scenario parameters.
 
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -26,6 +28,9 @@ pub struct CcInfo {
     pub source: &'static str,
     /// Parameters with their defaults (serialised default `Params`).
     pub defaults: fn() -> Value,
+    /// Each parameter's JSON Schema, by name: its doc comment as description, and `x-quantity`
+    /// for durations and rates (see [`crate::schema`]).
+    pub schema: fn() -> Map<String, Value>,
     /// Build an instance from a parameter map (unknown or ill-typed keys are errors).
     pub make: MakeFn,
 }
@@ -60,6 +65,21 @@ pub fn params_from<P: DeserializeOwned>(map: &Map<String, Value>) -> Result<P, S
 /// Serialize a default `Params` as the parameter table.
 pub fn defaults_of<P: Serialize + Default>() -> Value {
     serde_json::to_value(P::default()).unwrap_or(Value::Null)
+}
+
+/// The properties of `P`'s JSON Schema (subschemas inlined), by parameter name.
+pub fn schema_of<P: JsonSchema>() -> Map<String, Value> {
+    let generator = SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    match generator.into_root_schema_for::<P>().to_value() {
+        Value::Object(mut m) => match m.remove("properties") {
+            Some(Value::Object(p)) => p,
+            _ => Map::new(),
+        },
+        _ => Map::new(),
+    }
 }
 
 /// Every registered algorithm, in the order `wificc cc list` shows them.
@@ -117,6 +137,28 @@ mod tests {
             msg.starts_with("unknown congestion control \"tahoe\"; expected one of reno"),
             "{msg}"
         );
+    }
+
+    /// `wificc cc show` describes every parameter: each key of the defaults has a schema with
+    /// a description, and the schema names no other key.
+    #[test]
+    fn every_parameter_has_a_description() {
+        for e in all() {
+            let defaults = (e.defaults)();
+            let schema = (e.schema)();
+            let keys: Vec<&String> = defaults.as_object().unwrap().keys().collect();
+            let described: Vec<&String> = schema.keys().collect();
+            assert_eq!(keys, described, "{}", e.name);
+            for (k, s) in &schema {
+                let d = s.get("description").and_then(Value::as_str).unwrap_or("");
+                assert!(!d.trim().is_empty(), "{}.{k} has no doc comment", e.name);
+                // A number says its unit: a quantity's own, or `x-unit`.
+                let text = s.to_string();
+                let numeric = text.contains("\"integer\"") || text.contains("\"number\"");
+                let unit = s.get("x-unit").is_some() || s.get("x-quantity").is_some();
+                assert!(!numeric || unit, "{}.{k} has no unit: {s}", e.name);
+            }
+        }
     }
 
     #[test]

@@ -5,14 +5,15 @@
 //! partial-ACK handling (RFC 6582) is in the recovery engine (`tcp::sender`), shared by all
 //! loss-based algorithms, as in Linux.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::CongestionControl;
 use crate::tcp::sock::Sock;
 
 /// Reno has no parameters of its own.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
@@ -25,6 +26,7 @@ pub const INFO: CcInfo = CcInfo {
     source:
         "Linux net/ipv4/tcp_cong.c (tcp_reno_cong_avoid, tcp_reno_ssthresh); RFC 5681, RFC 6582",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| {
         params_from::<Params>(m)?;
         Ok(Box::new(Reno))

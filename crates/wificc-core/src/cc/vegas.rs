@@ -32,9 +32,10 @@
 //! `snd_una` at that point, so `snd_una` stands in for it. The kernel computes `diff` in 32 bits;
 //! here it is computed in 64 bits, which differs only where the kernel's product would overflow.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::reno::{reno_cong_avoid, reno_ssthresh};
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
@@ -51,16 +52,19 @@ pub const VEGAS_MIN_RTT_SAMPLES: u32 = 3;
 pub const VEGAS_MIN_CWND_PKTS: u32 = 2;
 
 /// Vegas parameters, the kernel module parameters with their defaults.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
     /// Lower bound of own packets queued in the network: below it cwnd grows (module parameter
     /// `alpha`, default 2).
+    #[schemars(extend("x-unit" = "packets"))]
     pub alpha: u32,
     /// Upper bound of own packets queued: above it cwnd shrinks (module parameter `beta`,
     /// default 4).
+    #[schemars(extend("x-unit" = "packets"))]
     pub beta: u32,
     /// Queued packets that end slow start (module parameter `gamma`, default 1).
+    #[schemars(extend("x-unit" = "packets"))]
     pub gamma: u32,
 }
 
@@ -212,6 +216,7 @@ pub const INFO: CcInfo = CcInfo {
     summary: "Vegas: hold cwnd so that alpha..beta own packets are queued (delay-based)",
     source: "Linux net/ipv4/tcp_vegas.c; Brakmo and Peterson, IEEE JSAC 13(8), 1995",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| {
         let p = params_from::<Params>(m)?;
         p.validate()?;

@@ -18,9 +18,10 @@
 //! (`TX_START`, `CWND_RESTART`) and on returning to Open; the sample count is never cleared,
 //! as in the kernel. RTTs are kept as `rtt_us + 1` so that neither can be zero.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::reno::reno_cong_avoid;
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
@@ -36,10 +37,11 @@ const MIN_CWND: u32 = 2;
 const MIN_RTT_SAMPLES: u32 = 2;
 
 /// Veno's threshold (in the kernel a constant, not a module parameter).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Backlog, in packets, from which the path is taken as congested (`beta`, default 3).
+    #[schemars(extend("x-unit" = "packets"))]
     pub beta: u32,
 }
 
@@ -72,6 +74,7 @@ pub const INFO: CcInfo = CcInfo {
     summary: "Veno: Reno with a backlog estimate separating random from congestive loss",
     source: "Linux net/ipv4/tcp_veno.c; Fu & Liew, IEEE JSAC 21(2), 2003",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| Ok(Box::new(Veno::new(params_from::<Params>(m)?)?)),
 };
 

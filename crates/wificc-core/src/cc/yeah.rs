@@ -32,9 +32,10 @@
 //! The kernel's constants are `#define`s; here they are parameters with the kernel's values as
 //! defaults. Units follow [`crate::tcp::sock::Sock`] as explained in `vegas.rs`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::registry::{defaults_of, params_from, CcInfo};
+use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::vegas::VegasState;
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
@@ -50,24 +51,32 @@ pub const YEAH_MAX_SLOW_ROUNDS: u32 = 0x00ff_ffff;
 pub const YEAH_MIN_WIN_PKTS: u32 = 2;
 
 /// YeAH parameters: the kernel's `TCP_YEAH_*` and `TCP_SCALABLE_AI_CNT` constants.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
     /// Packets queued at the bottleneck above which YeAH decongests (`TCP_YEAH_ALPHA`, 80).
+    #[schemars(extend("x-unit" = "packets"))]
     pub alpha: u32,
     /// The decongestion removes queue / gamma packets (`TCP_YEAH_GAMMA`, 1).
+    #[schemars(extend("x-unit" = "divisor"))]
     pub gamma: u32,
     /// log2 of the smallest fraction of cwnd removed on a loss (`TCP_YEAH_DELTA`, 3: 1/8).
+    #[schemars(extend("x-unit" = "log2"))]
     pub delta: u32,
     /// log2 of the largest fraction of cwnd removed by decongestion (`TCP_YEAH_EPSILON`, 1: 1/2).
+    #[schemars(extend("x-unit" = "log2"))]
     pub epsilon: u32,
     /// Queueing delay above base / phy means slow mode (`TCP_YEAH_PHY`, 8).
+    #[schemars(extend("x-unit" = "divisor"))]
     pub phy: u32,
     /// Consecutive slow rounds after which a loss halves cwnd like Reno (`TCP_YEAH_RHO`, 16).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub rho: u32,
     /// Fast rounds after which `reno_count` is reset to 2 (`TCP_YEAH_ZETA`, 50).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub zeta: u32,
     /// Fast mode adds one packet per min(cwnd, this) ACKed packets (`TCP_SCALABLE_AI_CNT`, 100).
+    #[schemars(extend("x-unit" = "packets"))]
     pub scalable_ai_cnt: u32,
 }
 
@@ -129,6 +138,7 @@ pub const INFO: CcInfo = CcInfo {
         "YeAH: Scalable growth while the estimated queue is small, Reno and decongestion otherwise",
     source: "Linux net/ipv4/tcp_yeah.c; Baiocchi, Castellani, Vacirca, PFLDnet 2007",
     defaults: defaults_of::<Params>,
+    schema: schema_of::<Params>,
     make: |m| {
         let p = params_from::<Params>(m)?;
         p.validate()?;

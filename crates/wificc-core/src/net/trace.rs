@@ -54,6 +54,7 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::link::DelayLine;
@@ -64,7 +65,8 @@ use crate::parse::{show_secs, Dur, Rate};
 use crate::sim::Rng;
 use crate::units::{BitsPerSec, Bytes, Nanos, NSEC_PER_MSEC, NSEC_PER_SEC};
 
-/// IP bytes one opportunity carries: one MTU-sized datagram (Mahimahi traces, SPEC 4).
+/// IP bytes one opportunity carries: one MTU-sized datagram (Mahimahi's trace format: each
+/// line is the millisecond of one 1500-byte delivery opportunity).
 pub const OPPORTUNITY_IP_BYTES: u32 = 1500;
 /// Bytes of `struct tun_pi` (Linux include/uapi/linux/if_tun.h: u16 flags, u16 protocol) in
 /// front of every packet mm-link reads from its TUN device (opened without `IFF_NO_PI`,
@@ -625,18 +627,19 @@ fn infinite_queue() -> AnyQdisc {
 }
 
 /// One step of a rate schedule, as a scenario writes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RateStep {
     /// When the step starts (the first at "0s").
     pub at: Dur,
+    /// The link's rate from `at` on.
     pub rate: Rate,
 }
 
 /// A trace-driven link direction as a scenario writes it:
 ///
 /// ```toml
-/// trace = "../shared/traces/Verizon-LTE-short.down"  # or: schedule = [...]
+/// trace = "Verizon-LTE-short.down"  # a Mahimahi trace file; or: schedule = [...]
 /// queue = { kind = "pfifo", limit = "100p", head_drop = true }
 /// delay = "50ms"
 /// loss = 0.01
@@ -647,7 +650,7 @@ pub struct RateStep {
 /// ```toml
 /// schedule = [{ at = "0s", rate = "12mbit" }, { at = "3s", rate = "24mbit" }]
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraceLinkSpec {
     /// Path of a Mahimahi trace file. Exactly one of `trace` and `schedule`.
@@ -665,6 +668,7 @@ pub struct TraceLinkSpec {
     pub delay: Dur,
     /// Probability that a packet is lost (mm-loss), in [0, 1); default 0.
     #[serde(default)]
+    #[schemars(range(min = 0), extend("exclusiveMaximum" = 1))]
     pub loss: f64,
 }
 

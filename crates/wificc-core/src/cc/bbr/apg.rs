@@ -22,14 +22,17 @@
 //! PROBE_BW is drawn over the `len - 1` phases of the current cycle other than the draining one.
 //! A phase index at or beyond a shortened cycle's end wraps to 0 at the next phase change.
 //!
-//! Source: the BBR-APG algorithm (2023) as specified for wificc (SPEC section 5: cycle
-//! {probe, drain, 1 x (len - 2)}, the |BDP - prev| > prev/4 rule, bounds 4..16); engine: Linux
+//! Source: Zlomek, Brisson, Prabakaran and Wang, "Adaptive Low-Latency Communication Control for
+//! Wireless Communications", EECS 557 project report, 2023, Algorithm 1 (cycle {probe, drain,
+//! 1 x (len - 2)}, the |BDP - prev| > prev/4 rule, bounds 4..16, stride 4); engine: Linux
 //! `net/ipv4/tcp_bbr.c`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    in_range, parse, table, to_unit, Bbr, Knobs, Params as EngineParams, Variant, BBR_UNIT,
+    in_range, parse, table, table_schema, to_unit, Bbr, Knobs, Params as EngineParams, Variant,
+    BBR_UNIT,
 };
 use crate::cc::registry::CcInfo;
 use crate::cc::ModelValue;
@@ -40,7 +43,7 @@ const DERIVED: &[&str] = &["cycle_len"];
 const LEN_LIMIT: u32 = 1024;
 
 /// When the cycle length is re-evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Eval {
     /// At the start of every PROBE_BW cycle.
@@ -50,18 +53,23 @@ pub enum Eval {
 }
 
 /// BBR-APG's own parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Cycle length at the start: 8 (Linux's `CYCLE_LEN`).
+    #[schemars(extend("x-unit" = "phases"))]
     pub apg_len_init: u32,
     /// Shortest cycle: 4.
+    #[schemars(extend("x-unit" = "phases"))]
     pub apg_len_min: u32,
     /// Longest cycle: 16.
+    #[schemars(extend("x-unit" = "phases"))]
     pub apg_len_max: u32,
     /// Change of length per evaluation: 4.
+    #[schemars(extend("x-unit" = "phases"))]
     pub apg_stride: u32,
     /// Relative BDP change above which the path counts as changing: 0.25.
+    #[schemars(extend("x-unit" = "fraction"))]
     pub apg_tolerance: f64,
     /// When to evaluate: `once_per_cycle` (default) or `every_cwnd_update`.
     pub apg_eval: Eval,
@@ -151,8 +159,11 @@ impl Variant for Apg {
 pub const INFO: CcInfo = CcInfo {
     name: "bbr_apg",
     summary: "BBR-APG: BBRv1 whose ProbeBW cycle length (4..16) adapts to BDP changes",
-    source: "BBR-APG (2023), as in wificc SPEC section 5; engine Linux net/ipv4/tcp_bbr.c",
+    source: "Zlomek et al., Adaptive Low-Latency Communication Control for Wireless \
+             Communications (BBR-APG), EECS 557 report, 2023, Algorithm 1; engine Linux \
+             net/ipv4/tcp_bbr.c",
     defaults: || table::<Params>(&EngineParams::default(), DERIVED),
+    schema: || table_schema::<Params>(DERIVED),
     make: |m| {
         let (engine, own) = parse::<Params>("bbr_apg", m, &EngineParams::default(), DERIVED)?;
         let apg = Apg::new(&own)?;

@@ -30,19 +30,23 @@
 //! draft-cardwell-iccrg-bbr-congestion-control, BBRSetSendQuantum; engine: Linux
 //! `net/ipv4/tcp_bbr.c`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{in_range, parse, table, whole, Bbr, Knobs, Params as EngineParams, Variant};
+use super::{
+    in_range, parse, table, table_schema, whole, Bbr, Knobs, Params as EngineParams, Variant,
+};
 use crate::cc::registry::CcInfo;
 use crate::parse::{Dur, Size};
 use crate::tcp::sock::Sock;
 use crate::units::{NSEC_PER_MSEC, NSEC_PER_SEC};
 
 /// BBR-n's own parameters: the send quantum.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Quantum floor in segments at or above `min_tso_rate` (below it the floor is 1): 4.
+    #[schemars(extend("x-unit" = "segments"))]
     pub send_quantum_min_segs: u32,
     /// Time of data at the pacing rate in one quantum: 1 ms.
     pub send_quantum_interval: Dur,
@@ -123,6 +127,7 @@ pub const INFO: CcInfo = CcInfo {
     summary: "BBR-n: BBRv1 with ProbeBW gains 1.5/0.9 and a 1 ms, >= 4 MSS send quantum for Wi-Fi",
     source: "Ahsan & Muhammad, PLoS ONE 18(12) e0295576, 2023, and the authors' patch; engine Linux net/ipv4/tcp_bbr.c",
     defaults: || table::<Params>(&engine_defaults(), &[]),
+    schema: || table_schema::<Params>(&[]),
     make: |m| {
         let (engine, own) = parse::<Params>("bbrn", m, &engine_defaults(), &[])?;
         Ok(Box::new(Bbr::new("bbrn", engine.knobs()?, Quantum::new(&own)?)))

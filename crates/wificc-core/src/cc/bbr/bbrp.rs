@@ -13,20 +13,22 @@
 //! 2020 (first published as "BBR+: Improving TCP BBR Performance over WLAN", C. A. Grazia,
 //! N. Patriciello, M. Klapez, M. Casoni, IEEE ICC 2020); engine: Linux `net/ipv4/tcp_bbr.c`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{parse, table, to_unit, Bbr, Linux, Params as EngineParams};
+use super::{parse, table, table_schema, to_unit, Bbr, Linux, Params as EngineParams};
 use crate::cc::registry::CcInfo;
 
 /// Engine knob that `bbrp_pace` sets.
 const DERIVED: &[&str] = &["probe_bw_up_gain"];
 
 /// BBRp's own parameter.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// First PROBE_BW pacing gain in quarters: the gain is `bbrp_pace / 4`. Default 6 (1.5),
     /// the value of the BBRp paper; 5 is Linux BBR.
+    #[schemars(extend("x-unit" = "1/4"))]
     pub bbrp_pace: u32,
 }
 
@@ -49,6 +51,7 @@ pub const INFO: CcInfo = CcInfo {
     summary: "BBRp: BBRv1 whose probing pacing gain is bbrp_pace/4 (1.5) for Wi-Fi aggregation",
     source: "Grazia et al., IEEE Access 8, 2020; engine Linux net/ipv4/tcp_bbr.c",
     defaults: || table::<Params>(&EngineParams::default(), DERIVED),
+    schema: || table_schema::<Params>(DERIVED),
     make: |m| {
         let (engine, own) = parse::<Params>("bbrp", m, &EngineParams::default(), DERIVED)?;
         let gain = f64::from(own.bbrp_pace) / 4.0;

@@ -70,12 +70,13 @@ pub mod pg;
 #[cfg(test)]
 mod testnet;
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use self::minmax::WinMax;
-use super::registry::{params_from, CcInfo};
+use super::registry::{params_from, schema_of, CcInfo};
 use super::{CongestionControl, ModelValue};
 use crate::parse::{Dur, Rate};
 use crate::sim::Rng;
@@ -135,28 +136,49 @@ pub enum Mode {
     ProbeRtt = 3,
 }
 
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt];
+
+    /// The kernel's name of the mode (`BBR_STARTUP`, ... in tcp_bbr.c), without the prefix.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Startup => "STARTUP",
+            Mode::Drain => "DRAIN",
+            Mode::ProbeBw => "PROBE_BW",
+            Mode::ProbeRtt => "PROBE_RTT",
+        }
+    }
+}
+
 /// The engine's parameters, each a constant of tcp_bbr.c with its value as default. Gains and
 /// ratios are plain numbers (1.25) and are rounded to the nearest 1/256 (`BBR_UNIT`) as the
 /// kernel stores them; the defaults are exact multiples of 1/256.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
     /// STARTUP pacing and cwnd gain, and DRAIN cwnd gain: 739/256 = 2.88671875
     /// (`bbr_high_gain`, 2/ln 2 rounded up).
+    #[schemars(extend("x-unit" = "x"))]
     pub high_gain: f64,
     /// DRAIN pacing gain: 88/256 = 0.34375 (`bbr_drain_gain`, 1000/2885 truncated).
+    #[schemars(extend("x-unit" = "x"))]
     pub drain_gain: f64,
     /// PROBE_BW cwnd gain: 2 (`bbr_cwnd_gain`).
+    #[schemars(extend("x-unit" = "x"))]
     pub cwnd_gain: f64,
     /// Pacing gain of the probing phase (phase 0) of the PROBE_BW cycle: 5/4 (`bbr_pacing_gain[0]`).
+    #[schemars(extend("x-unit" = "x"))]
     pub probe_bw_up_gain: f64,
     /// Pacing gain of the draining phase (phase 1): 3/4 (`bbr_pacing_gain[1]`). The other
     /// phases cruise at 1.
+    #[schemars(extend("x-unit" = "x"))]
     pub probe_bw_down_gain: f64,
     /// Phases in the PROBE_BW cycle: 8 (`CYCLE_LEN`). The random start phase is drawn from the
     /// `cycle_len - 1` phases other than the draining one (`bbr_cycle_rand` = 7).
+    #[schemars(extend("x-unit" = "phases"))]
     pub cycle_len: u32,
     /// Window of the bandwidth max filter, in rounds: 10 (`bbr_bw_rtts` = CYCLE_LEN + 2).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub bw_rtts: u32,
     /// Window of the min_rtt filter: 10 s (`bbr_min_rtt_win_sec`); whole milliseconds.
     pub min_rtt_win: Dur,
@@ -164,36 +186,47 @@ pub struct Params {
     /// disables PROBE_RTT; whole milliseconds.
     pub probe_rtt_mode: Dur,
     /// Minimum cwnd, and the cwnd of PROBE_RTT, in packets: 4 (`bbr_cwnd_min_target`).
+    #[schemars(extend("x-unit" = "packets"))]
     pub cwnd_min_target: u32,
     /// Below this pacing rate the TSO quantum is 1 segment, else 2: 1.2 Mbit/s (`bbr_min_tso_rate`).
     pub min_tso_rate: Rate,
     /// Pace this many percent below `gain x bw`: 1 (`bbr_pacing_margin_percent`).
+    #[schemars(extend("x-unit" = "%"))]
     pub pacing_margin_percent: u32,
     /// STARTUP continues while bw grows by at least this factor per round: 1.25 (`bbr_full_bw_thresh`).
+    #[schemars(extend("x-unit" = "x"))]
     pub full_bw_thresh: f64,
     /// Rounds without that growth before the pipe counts as full: 3 (`bbr_full_bw_cnt`).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub full_bw_cnt: u32,
     /// Minimum rounds in a long-term sampling interval: 4 (`bbr_lt_intvl_min_rtts`); an
     /// interval longer than 4x this is abandoned.
+    #[schemars(extend("x-unit" = "rounds"))]
     pub lt_intvl_min_rtts: u32,
     /// Loss ratio (lost/delivered) from which an interval counts as lossy: 50/256 = 0.1953125
     /// (`bbr_lt_loss_thresh`).
+    #[schemars(extend("x-unit" = "fraction"))]
     pub lt_loss_thresh: f64,
     /// Two intervals' rates are consistent if they differ by at most this fraction: 1/8
     /// (`bbr_lt_bw_ratio`) ...
+    #[schemars(extend("x-unit" = "fraction"))]
     pub lt_bw_ratio: f64,
     /// ... or by at most this rate: 4 kbit/s (`bbr_lt_bw_diff`).
     pub lt_bw_diff: Rate,
     /// Rounds of PROBE_BW spent at the long-term rate before probing again: 48 (`bbr_lt_bw_max_rtts`).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub lt_bw_max_rtts: u32,
     /// Add the ACK-aggregation allowance to cwnd (Linux >= 5.1). `false` models 4.9 to 5.0.
     pub extra_acked: bool,
     /// Gain on the aggregation allowance: 1 (`bbr_extra_acked_gain`).
+    #[schemars(extend("x-unit" = "x"))]
     pub extra_acked_gain: f64,
     /// Rounds per half of the aggregation max filter: 5 (`bbr_extra_acked_win_rtts`); at most 31.
+    #[schemars(extend("x-unit" = "rounds"))]
     pub extra_acked_win_rtts: u32,
     /// Packets ACKed in one aggregation epoch after which it restarts: 2^20
     /// (`bbr_ack_epoch_acked_reset_thresh`).
+    #[schemars(extend("x-unit" = "packets"))]
     pub ack_epoch_acked_reset_thresh: u32,
     /// The allowance is at most bw x this: 100 ms (`bbr_extra_acked_max_us`); whole microseconds.
     pub extra_acked_max: Dur,
@@ -1217,6 +1250,16 @@ pub(crate) fn table<P: Serialize + Default>(engine: &Params, derived: &[&str]) -
     Value::Object(out)
 }
 
+/// The schema of [`table`]'s parameters: the engine's but `derived`, then `P`'s own.
+pub(crate) fn table_schema<P: JsonSchema>(derived: &[&str]) -> Map<String, Value> {
+    let mut out = schema_of::<Params>();
+    for key in derived {
+        out.remove(*key);
+    }
+    out.extend(schema_of::<P>());
+    out
+}
+
 fn object_of<T: Serialize>(v: &T) -> Map<String, Value> {
     match serde_json::to_value(v) {
         Ok(Value::Object(m)) => m,
@@ -1257,7 +1300,7 @@ pub(crate) fn parse<P: Serialize + DeserializeOwned + Default>(
 }
 
 /// No parameters beyond the engine's.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
@@ -1266,6 +1309,7 @@ pub const INFO: CcInfo = CcInfo {
     summary: "BBRv1: model-based pacing at the max delivery rate, cwnd 2 x BDP (Linux tcp_bbr.c)",
     source: "Linux net/ipv4/tcp_bbr.c (6.x); Cardwell et al., ACM Queue 14(5), 2016",
     defaults: || table::<NoParams>(&Params::default(), &[]),
+    schema: || table_schema::<NoParams>(&[]),
     make: |m| {
         let (params, NoParams {}) = parse::<NoParams>("bbr", m, &Params::default(), &[])?;
         Ok(Box::new(Bbr::new("bbr", params.knobs()?, Linux)))

@@ -20,13 +20,16 @@
 //!    milliseconds in [5 s, 15 s] at `init` and again each time PROBE_RTT is entered, so that
 //!    flows do not synchronise their PROBE_RTTs.
 //!
-//! Source: the BBR-PG algorithm (Future Internet, 2024) as specified for wificc (SPEC section
-//! 5); engine: Linux `net/ipv4/tcp_bbr.c`.
+//! Source: Xu, Pan, Tan, Cheng, Li and Li, "A Modified TCP BBR to Enable High Fairness in
+//! High-Speed Wireless Networks", Future Internet 16(11), 392, 2024 (section 3); engine: Linux
+//! `net/ipv4/tcp_bbr.c`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    in_range, parse, table, to_unit, whole, Bbr, Knobs, Params as EngineParams, Variant, BBR_UNIT,
+    in_range, parse, table, table_schema, to_unit, whole, Bbr, Knobs, Params as EngineParams,
+    Variant, BBR_UNIT,
 };
 use crate::cc::registry::CcInfo;
 use crate::cc::ModelValue;
@@ -37,14 +40,16 @@ use crate::tcp::sock::Sock;
 use crate::units::{NSEC_PER_MSEC, NSEC_PER_USEC};
 
 /// BBR-PG's own parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Upper bound on gamma; none by default.
+    #[schemars(extend("x-unit" = "x"))]
     pub pg_gamma_max: Option<f64>,
     /// Time the bandwidth filter should span: 180 ms (whole microseconds).
     pub pg_t_interval: Dur,
     /// Rounds added to T_interval / RTT: 4.
+    #[schemars(extend("x-unit" = "rounds"))]
     pub pg_win_extra_rounds: u32,
     /// Shortest PROBE_RTT interval: 5 s (whole milliseconds).
     pub pg_probe_rtt_interval_min: Dur,
@@ -179,12 +184,20 @@ impl Variant for Pg {
 
 pub const INFO: CcInfo = CcInfo {
     name: "bbr_pg",
-    summary: "BBR-PG: BBRv1 probing at gain x rtt/min_rtt, a 180 ms bw window, ProbeRTT every 5..15 s",
-    source: "BBR-PG (Future Internet, 2024), as in wificc SPEC section 5; engine Linux net/ipv4/tcp_bbr.c",
+    summary:
+        "BBR-PG: BBRv1 probing at gain x rtt/min_rtt, a 180 ms bw window, ProbeRTT every 5..15 s",
+    source:
+        "Xu et al., A Modified TCP BBR to Enable High Fairness in High-Speed Wireless Networks, \
+             Future Internet 16(11), 392, 2024, section 3; engine Linux net/ipv4/tcp_bbr.c",
     defaults: || table::<Params>(&EngineParams::default(), &[]),
+    schema: || table_schema::<Params>(&[]),
     make: |m| {
         let (engine, own) = parse::<Params>("bbr_pg", m, &EngineParams::default(), &[])?;
-        Ok(Box::new(Bbr::new("bbr_pg", engine.knobs()?, Pg::new(&own)?)))
+        Ok(Box::new(Bbr::new(
+            "bbr_pg",
+            engine.knobs()?,
+            Pg::new(&own)?,
+        )))
     },
 };
 

@@ -91,7 +91,7 @@ mod tests;
 
 pub use params::{Config, Params, Version};
 
-use super::registry::CcInfo;
+use super::registry::{schema_of, CcInfo};
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
 use crate::tcp::rate_sample::{RateSample, TxState};
@@ -142,6 +142,43 @@ enum Phase {
     Cruise = 1,
     Refill = 2,
     Up = 3,
+}
+
+impl Mode {
+    const ALL: [Mode; 4] = [Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt];
+
+    /// The name of v1's mode of the same number (tcp_bbr.c numbers them alike).
+    fn label(self) -> &'static str {
+        super::bbr::Mode::ALL[self as usize].label()
+    }
+}
+
+impl Phase {
+    const ALL: [Phase; 4] = [Phase::Down, Phase::Cruise, Phase::Refill, Phase::Up];
+
+    fn label(self) -> &'static str {
+        match self {
+            Phase::Down => "DOWN",
+            Phase::Cruise => "CRUISE",
+            Phase::Refill => "REFILL",
+            Phase::Up => "UP",
+        }
+    }
+}
+
+/// The coded quantities of [`Bbr3::model`]: `state` (the mode) and `phase` (ProbeBW's), each
+/// code with its name.
+pub fn model_codes() -> [(&'static str, Vec<(u32, &'static str)>); 2] {
+    [
+        (
+            "state",
+            Mode::ALL.iter().map(|&m| (m as u32, m.label())).collect(),
+        ),
+        (
+            "phase",
+            Phase::ALL.iter().map(|&p| (p as u32, p.label())).collect(),
+        ),
+    ]
 }
 
 /// `bbr_ack_phase`: what the ACKs now arriving say about bandwidth probing.
@@ -247,6 +284,7 @@ pub const BBR2_INFO: CcInfo = CcInfo {
     summary: "BBRv2 alpha: model-based, ProbeBW DOWN/CRUISE/REFILL/UP, loss and ECN bounds",
     source: "google/bbr v2alpha branch net/ipv4/tcp_bbr2.c",
     defaults: || info_defaults(Params::bbr2()),
+    schema: schema_of::<Params>,
     make: |m| make("bbr2", Params::bbr2(), m),
 };
 
@@ -255,6 +293,7 @@ pub const BBR3_INFO: CcInfo = CcInfo {
     summary: "BBRv3: BBRv2 with bw-plateau probe exit, startup gain 2.77, DOWN gain 0.91",
     source: "google/bbr v3 branch net/ipv4/tcp_bbr.c; IETF draft-ietf-ccwg-bbr",
     defaults: || info_defaults(Params::bbr3()),
+    schema: schema_of::<Params>,
     make: |m| make("bbr3", Params::bbr3(), m),
 };
 
@@ -263,6 +302,7 @@ pub const BBRN3_INFO: CcInfo = CcInfo {
     summary: "BBR-n on the BBRv3 engine: ProbeBW UP 1.5, DOWN 0.9, startup 2.885, 4-MSS quantum",
     source: "google/bbr v3 branch net/ipv4/tcp_bbr.c with BBR-n's gains and send quantum (PLoS ONE 2023)",
     defaults: || info_defaults(Params::bbrn3()),
+    schema: schema_of::<Params>,
     make: |m| make("bbrn3", Params::bbrn3(), m),
 };
 

@@ -9,6 +9,7 @@
 //! kernel's resolution: milliseconds (jiffies at HZ=1000) for the min-RTT and ProbeRTT timers,
 //! microseconds for the others.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -18,7 +19,7 @@ use crate::units::{NSEC_PER_MSEC, NSEC_PER_USEC};
 
 /// Which release of the algorithm the engine follows where their logic (not just their
 /// constants) differs; the list of differences is in the engine's module documentation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Version {
     /// google/bbr `v2alpha` branch, net/ipv4/tcp_bbr2.c.
@@ -29,49 +30,65 @@ pub enum Version {
 
 /// Every constant of the engine. Defaults differ per registered name: see [`Params::bbr2`],
 /// [`Params::bbr3`] and [`Params::bbrn3`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
     /// Logic version: "v2" or "v3".
     pub version: Version,
     /// STARTUP pacing gain (v2 `bbr_high_gain` 2/ln2 = 739/256; v3
     /// `bbr_startup_pacing_gain` 4 ln2 = 710/256).
+    #[schemars(extend("x-unit" = "x"))]
     pub startup_pacing_gain: f64,
     /// STARTUP and DRAIN cwnd gain (v2 739/256; v3 2.0).
+    #[schemars(extend("x-unit" = "x"))]
     pub startup_cwnd_gain: f64,
     /// DRAIN pacing gain, 1/2.885 = 88/256 in both.
+    #[schemars(extend("x-unit" = "x"))]
     pub drain_gain: f64,
     /// ProbeBW cwnd gain, 2.0 in both.
+    #[schemars(extend("x-unit" = "x"))]
     pub cwnd_gain: f64,
     /// ProbeBW UP pacing gain, 5/4 in both.
+    #[schemars(extend("x-unit" = "x"))]
     pub probe_up_gain: f64,
     /// ProbeBW DOWN pacing gain (v2 3/4; v3 `BBR_UNIT * 91 / 100` = 232/256; the IETF draft
     /// writes 0.9).
+    #[schemars(extend("x-unit" = "x"))]
     pub probe_down_gain: f64,
     /// ProbeBW CRUISE pacing gain, 1.0.
+    #[schemars(extend("x-unit" = "x"))]
     pub probe_cruise_gain: f64,
     /// ProbeBW REFILL pacing gain, 1.0.
+    #[schemars(extend("x-unit" = "x"))]
     pub probe_refill_gain: f64,
     /// Added to `cwnd_gain` during ProbeBW UP (v3 `bbr_bw_probe_cwnd_gain` 1 quarter = 0.25;
     /// v2 has none: 0).
+    #[schemars(extend("x-unit" = "x"))]
     pub probe_up_cwnd_gain: f64,
     /// v2 only: UP ends once inflight reaches this multiple of the BDP after one min_rtt
     /// (`bbr_bw_probe_pif_gain` 5/4).
+    #[schemars(extend("x-unit" = "x"))]
     pub probe_up_inflight_gain: f64,
     /// Bandwidth growth that counts as "still growing" (`bbr_full_bw_thresh` 5/4).
+    #[schemars(extend("x-unit" = "x"))]
     pub full_bw_thresh: f64,
     /// Rounds without such growth before the pipe is deemed full (`bbr_full_bw_cnt` 3).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub full_bw_cnt: u32,
     /// Loss-marking events in one recovery round that (with loss above `loss_thresh`) end
     /// STARTUP (`bbr_full_loss_cnt`: v2 8, v3 6; 0 disables; at most 15).
+    #[schemars(extend("x-unit" = "count"))]
     pub full_loss_cnt: u32,
     /// Consecutive rounds with CE ratio above `ecn_thresh` that end STARTUP
     /// (`bbr_full_ecn_cnt` 2; 0 disables; at most 3).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub full_ecn_cnt: u32,
     /// Smallest cwnd the engine sets, packets (`bbr_cwnd_min_target` 4).
+    #[schemars(extend("x-unit" = "packets"))]
     pub cwnd_min_target: u32,
     /// ProbeRTT cwnd as a fraction of the BDP (`bbr_probe_rtt_cwnd_gain` 1/2; 0 means
     /// `cwnd_min_target`).
+    #[schemars(extend("x-unit" = "x"))]
     pub probe_rtt_cwnd_gain: f64,
     /// Time without a lower RTT sample after which ProbeRTT starts (`bbr_probe_rtt_win_ms`
     /// 5 s); at most `min_rtt_window`.
@@ -83,30 +100,38 @@ pub struct Params {
     pub min_rtt_window: Dur,
     /// Multiplicative cut of bw_lo/inflight_lo per lossy round and of inflight_hi on
     /// excessive loss (`bbr_beta` 30% = 76/256).
+    #[schemars(extend("x-unit" = "fraction"))]
     pub beta: f64,
     /// Loss rate of a probing flight above which inflight is "too high" (`bbr_loss_thresh`
     /// 2% = 5/256); below 1.
+    #[schemars(extend("x-unit" = "fraction"))]
     pub loss_thresh: f64,
     /// Headroom left below inflight_hi when cruising (`bbr_inflight_headroom` 15% = 38/256).
+    #[schemars(extend("x-unit" = "fraction"))]
     pub inflight_headroom: f64,
     /// Use ECN as a congestion signal. v2: the module switch `bbr_ecn_enable` (off). v3: the
     /// route's shallow-threshold ECN flag (`TCP_ECN_LOW`, off), which also needs ECN
     /// negotiated on the connection.
     pub ecn_enable: bool,
     /// EWMA gain of the CE-marked fraction (`bbr_ecn_alpha_gain` 1/16).
+    #[schemars(extend("x-unit" = "fraction"))]
     pub ecn_alpha_gain: f64,
     /// Initial ecn_alpha (`bbr_ecn_alpha_init` 1.0).
+    #[schemars(extend("x-unit" = "fraction"))]
     pub ecn_alpha_init: f64,
     /// inflight_lo is cut to (1 - ecn_factor x alpha) per marked round (`bbr_ecn_factor`
     /// 1/3 = 85/256; 0 disables the ECN response).
+    #[schemars(extend("x-unit" = "fraction"))]
     pub ecn_factor: f64,
     /// CE fraction of a round above which inflight is "too high" (`bbr_ecn_thresh` 1/2).
+    #[schemars(extend("x-unit" = "fraction"))]
     pub ecn_thresh: f64,
     /// ECN is used only on paths with min_rtt at most this (`bbr_ecn_max_rtt_us` 5 ms; 0 means
     /// any RTT).
     pub ecn_max_rtt: Dur,
     /// After a cycle with CE marks but no loss, re-probe at once with a first step of this
     /// fraction of inflight_hi (`bbr_ecn_reprobe_gain`: v2 0 = off, v3 1/2).
+    #[schemars(extend("x-unit" = "fraction"))]
     pub ecn_reprobe_gain: f64,
     /// Also cut bw_lo on ECN (v2 `bbr_ecn_bw_lo` on; v3 has no such cut: off).
     pub ecn_bw_lo: bool,
@@ -115,24 +140,30 @@ pub struct Params {
     pub ecn_bw_hi: bool,
     /// Reno-coexistence probe interval in rounds as a multiple of the target inflight
     /// (`bbr_bw_probe_reno_gain` 1.0; 0 disables).
+    #[schemars(extend("x-unit" = "x"))]
     pub bw_probe_reno_gain: f64,
     /// Upper bound of that interval, rounds (`bbr_bw_probe_max_rounds` 63; at most 255).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub bw_probe_max_rounds: u32,
     /// The round counter starts at a random value below this (`bbr_bw_probe_rand_rounds` 2).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub bw_probe_rand_rounds: u32,
     /// Wall-clock probe interval: base (`bbr_bw_probe_base_us` 2 s) ...
     pub bw_probe_base: Dur,
     /// ... plus a uniform random part below this (`bbr_bw_probe_rand_us` 1 s).
     pub bw_probe_rand: Dur,
     /// Packets added to inflight_hi on entering REFILL (v2 `bbr_refill_add_inc` 0; at most 3).
+    #[schemars(extend("x-unit" = "packets"))]
     pub refill_add_inc: u32,
     /// DOWN lasts until inflight is at most the BDP (on), rather than also ending after one
     /// min_rtt (off) (v2 `bbr_drain_to_target` on; v3 always on).
     pub drain_to_target: bool,
     /// Gain on the ACK-aggregation allowance added to the target cwnd (`bbr_extra_acked_gain`
     /// 1.0; 0 disables).
+    #[schemars(extend("x-unit" = "x"))]
     pub extra_acked_gain: f64,
     /// Window of the extra_acked max filter, rounds (`bbr_extra_acked_win_rtts` 5; 1..=31).
+    #[schemars(extend("x-unit" = "rounds"))]
     pub extra_acked_win_rtts: u32,
     /// The allowance is at most bw times this (`bbr_extra_acked_max_us` 100 ms).
     pub extra_acked_max: Dur,
@@ -141,13 +172,17 @@ pub struct Params {
     pub extra_acked_in_startup: bool,
     /// Packets ACKed in one aggregation epoch after which the epoch restarts
     /// (`bbr_ack_epoch_acked_reset_thresh` 2^20).
+    #[schemars(extend("x-unit" = "packets"))]
     pub ack_epoch_reset_pkts: u32,
     /// Pace this many percent below the bandwidth estimate (`bbr_pacing_margin_percent` 1).
+    #[schemars(extend("x-unit" = "%"))]
     pub pacing_margin_percent: u32,
     /// The TSO budget gets 64 KB halved per 2^shift us of min_rtt (`bbr_tso_rtt_shift` 9;
     /// 0 disables).
+    #[schemars(extend("x-unit" = "log2 us"))]
     pub tso_rtt_shift: u32,
     /// Minimum TSO segments per skb at or above `min_tso_rate` (v2/v3 2; BBR-n 4).
+    #[schemars(extend("x-unit" = "segments"))]
     pub min_tso_segs: u32,
     /// Below this pacing rate an skb is one segment (v2 `bbr_min_tso_rate` 1.2 Mbit/s; v3 has
     /// no such rule: 0).

@@ -32,6 +32,7 @@
 //! ([`CodelSource`]): the [`Codel`] qdisc below runs it over one FIFO, fq_codel over each flow
 //! queue, the Wi-Fi TXQs (mac80211 fq_codel, target 20 ms) over theirs.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{set_ce, PacketQueue, Qdisc, QdiscStats};
@@ -53,7 +54,7 @@ const REC_INV_SQRT_SHIFT: u32 = 16;
 const REC_INV_SQRT_ONE: u16 = u16::MAX;
 
 /// How `interval / sqrt(count)` is computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ControlLaw {
     /// Linux: Q0.16 reciprocal square root, one Newton step per change of count.

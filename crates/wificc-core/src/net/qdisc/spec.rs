@@ -15,6 +15,7 @@
 //! what depends on the MTU and the BDP, and every error names the parameter, the value given
 //! and what is expected.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::codel::{
@@ -89,120 +90,141 @@ fn ecn_step_k() -> u32 {
     ECN_STEP_K_PACKETS
 }
 
-/// A queueing discipline and its parameters, as a scenario writes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A queueing discipline and its parameters, as a scenario writes it: a table with `kind` and
+/// any parameter to change (each left out takes the Linux default).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QdiscSpec {
     /// Packet-limited FIFO (Linux `pfifo`; with `head_drop`, `pfifo_head_drop`).
     Pfifo {
-        /// Default 1000 packets (txqueuelen); a byte or BDP limit is rounded up to packets.
+        /// Queue limit; a byte or BDP limit is rounded up to whole packets of the MTU. Default
+        /// 1000 packets (txqueuelen).
         #[serde(default = "txqueuelen")]
         limit: Buf,
+        /// Drop the oldest packet when full instead of the arriving one.
         #[serde(default)]
         head_drop: bool,
     },
     /// Byte-limited FIFO (Linux `bfifo`; with `head_drop`, Mahimahi `drophead` in bytes).
     Bfifo {
-        /// Default 1000 packets x MTU bytes (txqueuelen x MTU).
+        /// Queue limit in bytes (packets count as MTU bytes each). Default 1000 packets x MTU
+        /// bytes (txqueuelen x MTU).
         #[serde(default = "txqueuelen")]
         limit: Buf,
+        /// Drop the oldest packet when full instead of the arriving one.
         #[serde(default)]
         head_drop: bool,
     },
-    /// Linux's three-band default qdisc.
+    /// Linux's three-band default qdisc (sch_generic.c): the band follows the packet's TOS
+    /// priority.
     PfifoFast {
-        /// Default 1000 packets (txqueuelen), all bands together.
+        /// Queue limit of all bands together; default 1000 packets (txqueuelen).
         #[serde(default = "txqueuelen")]
         limit: Buf,
     },
-    /// CoDel (sch_codel.c).
+    /// CoDel (sch_codel.c, RFC 8289).
     Codel {
-        /// Default 1000 packets.
+        /// Hard queue limit; default 1000 packets.
         #[serde(default = "codel_limit")]
         limit: Buf,
-        /// Default 5 ms.
+        /// Acceptable standing queue delay (sojourn time); default 5 ms.
         #[serde(default = "codel_target")]
         target: Dur,
-        /// Default 100 ms.
+        /// Window over which the sojourn time must stay above `target` before dropping
+        /// starts, and the base of the drop spacing interval / sqrt(count); default 100 ms.
         #[serde(default = "codel_interval")]
         interval: Dur,
-        /// Default off.
+        /// Mark ECN-capable packets instead of dropping them.
         #[serde(default)]
         ecn: bool,
-        /// Default none.
+        /// Mark every ECN-capable packet whose sojourn exceeds this (DCTCP-style); default
+        /// none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ce_threshold: Option<Dur>,
-        /// Default "linux" (Newton approximation); "exact" for RFC 8289's square root.
+        /// How interval / sqrt(count) is computed: "linux" (the kernel's Newton iteration on a
+        /// Q0.32 reciprocal square root) or "exact" (RFC 8289's square root).
         #[serde(default)]
         control_law: ControlLaw,
     },
-    /// FQ-CoDel (sch_fq_codel.c).
+    /// FQ-CoDel (sch_fq_codel.c, RFC 8290): per-flow queues served by deficit round robin,
+    /// each managed by CoDel.
     FqCodel {
-        /// Default 10240 packets.
+        /// Packets held in all flow queues together; default 10240.
         #[serde(default = "fq_codel_limit")]
         limit: Buf,
-        /// Default 1024 flow queues.
+        /// Number of flow queues (hash buckets), 1 to 65536; default 1024.
         #[serde(default = "fq_codel_flows")]
+        #[schemars(range(min = 1, max = FQ_CODEL_MAX_FLOWS), extend("x-unit" = "queues"))]
         flows: u32,
-        /// Default 1514 bytes.
+        /// Bytes a flow may send per round of the deficit round robin; default 1514.
         #[serde(default = "fq_codel_quantum")]
         quantum: Size,
-        /// Default 5 ms.
+        /// CoDel's acceptable standing queue delay; default 5 ms.
         #[serde(default = "codel_target")]
         target: Dur,
-        /// Default 100 ms.
+        /// CoDel's interval; default 100 ms.
         #[serde(default = "codel_interval")]
         interval: Dur,
-        /// Default on.
+        /// Mark ECN-capable packets instead of dropping them (Linux default on).
         #[serde(default = "yes")]
         ecn: bool,
-        /// Default none.
+        /// Mark every ECN-capable packet whose sojourn exceeds this; default none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ce_threshold: Option<Dur>,
-        /// Default 32 MiB.
+        /// Memory (truesize) all queued packets may use before the fattest flow is cut;
+        /// default 32 MiB.
         #[serde(default = "fq_codel_memory_limit")]
         memory_limit: Size,
-        /// Default 64 packets.
+        /// Packets dropped at once from the fattest flow when a limit is hit, at least 1;
+        /// default 64.
         #[serde(default = "fq_codel_drop_batch")]
+        #[schemars(range(min = 1), extend("x-unit" = "packets"))]
         drop_batch_size: u32,
-        /// Default "linux".
+        /// CoDel's control law: "linux" or "exact" (as `codel`).
         #[serde(default)]
         control_law: ControlLaw,
     },
-    /// PIE (sch_pie.c).
+    /// PIE (sch_pie.c, RFC 8033): drops with a probability steered by the queue delay.
     Pie {
-        /// Default 1000 packets.
+        /// Hard queue limit; default 1000 packets.
         #[serde(default = "pie_limit")]
         limit: Buf,
-        /// Default 15 ms.
+        /// Target queue delay; default 15 ms.
         #[serde(default = "pie_target")]
         target: Dur,
-        /// Default 15 ms.
+        /// Interval between drop-probability updates; default 15 ms.
         #[serde(default = "pie_tupdate")]
         tupdate: Dur,
-        /// Units of 1/16, 0..=32; default 2 (0.125).
+        /// Weight of the delay's distance from the target in each update, units of 1/16,
+        /// 0..=32; default 2 (0.125).
         #[serde(default = "pie_alpha")]
+        #[schemars(range(max = PIE_MAX_GAIN), extend("x-unit" = "1/16"))]
         alpha: u32,
-        /// Units of 1/16, 0..=32; default 20 (1.25).
+        /// Weight of the delay's change since the last update, units of 1/16, 0..=32; default
+        /// 20 (1.25).
         #[serde(default = "pie_beta")]
+        #[schemars(range(max = PIE_MAX_GAIN), extend("x-unit" = "1/16"))]
         beta: u32,
-        /// Default off.
+        /// Mark ECN-capable packets instead of dropping them (while the probability is low).
         #[serde(default)]
         ecn: bool,
-        /// Default off.
+        /// Scale the drop probability by the packet's size.
         #[serde(default)]
         bytemode: bool,
-        /// Default off (queue delay from timestamps).
+        /// Estimate the queue delay from the departure rate (RFC 8033's estimator) instead
+        /// of from packet timestamps.
         #[serde(default)]
         dq_rate_estimator: bool,
     },
-    /// DCTCP-style step marking FIFO.
+    /// DCTCP-style step marking FIFO: ECN-capable packets are marked while the queue holds at
+    /// least `k` packets.
     EcnStep {
-        /// Default 1000 packets.
+        /// Queue limit; default 1000 packets.
         #[serde(default = "txqueuelen")]
         limit: Buf,
-        /// Marking threshold, packets; default 20.
+        /// Marking threshold, packets, at least 1; default 20.
         #[serde(default = "ecn_step_k")]
+        #[schemars(range(min = 1), extend("x-unit" = "packets"))]
         k: u32,
     },
 }

@@ -21,6 +21,7 @@
 //! CS5 to AC_VI, CS1 to AC_BK, CS6/CS7 to AC_VO), from 6.8 with the RFC 8325 overrides (EF to
 //! AC_VO). Without WMM everything is AC_BE.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::phy::{SIFS, SLOT};
@@ -29,7 +30,7 @@ use crate::units::Nanos;
 /// How the kernel maps a packet's DSCP to an 802.11 user priority (`cfg80211_classify8021d`,
 /// net/wireless/util.c); the user priority gives the access category (`ieee802_1d_to_ac`:
 /// UP 1-2 BK, 0 and 3 BE, 4-5 VI, 6-7 VO).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DscpMap {
     /// UP = the precedence bits, DSCP >> 3 (Linux up to 6.7): EF (46) -> UP 5 -> AC_VI.

@@ -32,7 +32,7 @@
 //! modelled: every PPDU uses the chipset's MCS.
 //!
 //! The "analytic" MAC replaces contention and the PHY's framing by the aggregation model of the
-//! Wi-Fi 6 study (SPEC section 7): a PPDU of k packets of l bytes lasts
+//! Wi-Fi 6 study (Grazia, "Future of TCP on Wi-Fi 6", 2021, eq. 3): a PPDU of k packets of l bytes lasts
 //! `TxTw(k) = (k l + l_oh) 8 / r + t_oh`, no contention and no Block Ack, back to back, so a
 //! sender that always has k packets queued gets `Thr(k) = k l 8 / TxTw(k)`.
 //!
@@ -53,6 +53,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
 
+use schemars::JsonSchema;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
@@ -74,9 +75,9 @@ pub const PPDU_MAX_TIME: Nanos = 5_484 * NSEC_PER_USEC;
 /// Retransmissions an MPDU gets before it is dropped (ath9k `ATH_MAX_SW_RETRIES`): it is
 /// dropped when its transmission fails for the 31st time.
 pub const RETRY_LIMIT: u32 = 30;
-/// Per-transmission overhead of the analytic MAC: the Wi-Fi 6 study's t_oh, 0.5 ms (SPEC 7).
+/// Per-transmission overhead of the analytic MAC: the Wi-Fi 6 study's t_oh, 0.5 ms (its Table 1).
 pub const ANALYTIC_T_OH: Nanos = NSEC_PER_MSEC / 2;
-/// Per-transmission frame overhead of the analytic MAC: l_oh, 48 bytes (SPEC 7).
+/// Per-transmission frame overhead of the analytic MAC: l_oh, 48 bytes (the same Table 1).
 pub const ANALYTIC_L_OH: u64 = 48;
 /// Largest analytic overheads accepted: far beyond any PHY, small enough that time and byte
 /// counts cannot overflow.
@@ -91,7 +92,7 @@ fn analytic_l_oh() -> Size {
 }
 
 /// Where the access point's EDCA parameters come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ApEdca {
     /// hostapd's defaults for the AP's own queues (`tx_queue_data0..3`).
@@ -102,7 +103,7 @@ pub enum ApEdca {
 }
 
 /// How the medium is shared.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum MacMode {
     /// EDCA contention with the PHY's framing and timing.
@@ -110,13 +111,14 @@ pub enum MacMode {
     Edca,
     /// No contention: each PPDU of k packets of l bytes takes (k l + l_oh) 8 / r + t_oh.
     Analytic {
-        /// Default 0.5 ms.
+        /// Fixed time per transmission (contention, preamble, acknowledgement), `t_oh`;
+        /// default 0.5 ms (the Wi-Fi 6 study's model).
         #[serde(default = "analytic_t_oh")]
         t_oh: Dur,
-        /// Default 48 bytes.
+        /// Framing bytes per transmission, `l_oh`; default 48.
         #[serde(default = "analytic_l_oh")]
         l_oh: Size,
-        /// Default: the chipset's PHY rate.
+        /// PHY rate `r`; default: the chipset's PHY rate.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rate: Option<Rate>,
     },
@@ -133,7 +135,7 @@ fn yes() -> bool {
 }
 
 /// A Wi-Fi BSS as a scenario writes it. Every field is optional.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WifiSpec {
     /// A preset name or a custom PHY table; default "ath9k".
@@ -141,10 +143,12 @@ pub struct WifiSpec {
     pub chipset: ChipsetSpec,
     /// "fq_codel" (mac80211, default), "pfifo", or a table with `kind` and parameters.
     #[serde(default, deserialize_with = "name_or_table")]
+    #[schemars(schema_with = "crate::schema::name_or_table::<TxqSpec>")]
     pub txq: TxqSpec,
     /// The driver: a family's name ("generic", "ath9k", "ath9k_htc", "ath10k", "iwlwifi") or a
     /// table with `kind` and the values to change (see [`driver`]); default the chipset's.
     #[serde(default, deserialize_with = "driver_name_or_table")]
+    #[schemars(schema_with = "crate::schema::driver")]
     pub driver: DriverSpec,
     /// The access point's driver, as `driver`; default the same as the stations'. The studies'
     /// APs ran other chips (the Wi-Fi 6 study's ASUS RT-AX92U, Broadcom): see the presets.
@@ -153,10 +157,12 @@ pub struct WifiSpec {
         deserialize_with = "some_driver_name_or_table",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(schema_with = "crate::schema::driver")]
     pub ap_driver: Option<DriverSpec>,
     /// Aggregates a host-aggregation driver keeps per hardware queue; default the driver's
     /// (ath9k and generic: 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-unit" = "aggregates"))]
     pub hw_queue_depth: Option<u32>,
     /// Longest PPDU; default 4 ms.
     #[serde(default = "airtime_cap")]
@@ -166,6 +172,7 @@ pub struct WifiSpec {
     pub max_ampdu_len: Option<Size>,
     /// Block Ack window, MPDUs; default the standard's (HT/VHT 64, HE 256).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-unit" = "MPDUs"))]
     pub ba_window: Option<u32>,
     /// MCS (per stream) of every link, in place of the chipset's; default the chipset's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,9 +187,11 @@ pub struct WifiSpec {
     /// Retransmissions an MPDU gets; it is dropped when its (retry_limit + 1)th transmission
     /// fails. Default 30.
     #[serde(default = "retry_limit")]
+    #[schemars(extend("x-unit" = "retransmissions"))]
     pub retry_limit: u32,
     /// "edca" (default), "analytic", or a table `{kind = "analytic", t_oh, l_oh, rate}`.
     #[serde(default, deserialize_with = "name_or_table")]
+    #[schemars(schema_with = "crate::schema::name_or_table::<MacMode>")]
     pub mac: MacMode,
     /// The access point's EDCA parameters: "hostapd" (default: hostapd.conf's `tx_queue_data*`,
     /// VO/VI AIFSN 1, BE CWmax 63) or "station" (the stations' default parameter set).

@@ -36,6 +36,7 @@
 //! (16 bits), the frame and 6 tail bits (clause 17). Slot, SIFS and these durations are those
 //! of the 5 GHz OFDM PHY (slot 9 us, SIFS 16 us).
 
+use schemars::JsonSchema;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
@@ -85,7 +86,7 @@ const TAIL_BITS: u64 = 6;
 const LEGACY_PREAMBLE: Nanos = 20 * US;
 
 /// The PHY generation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Standard {
     /// 802.11n, High Throughput.
@@ -236,14 +237,16 @@ fn default_guard_interval() -> Dur {
 }
 
 /// A PHY configuration as a scenario writes it (a custom chipset).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PhySpec {
     /// "ht" ("11n"), "vht" ("11ac") or "he" ("11ax").
     pub standard: Standard,
     /// Channel width, MHz.
+    #[schemars(extend("x-unit" = "MHz"))]
     pub width_mhz: u32,
     /// Spatial streams.
+    #[schemars(extend("x-unit" = "streams"))]
     pub streams: u32,
     /// MCS per stream (HT: 0-7, so HT MCS15 is `streams = 2, mcs = 7`; VHT 0-9; HE 0-11).
     pub mcs: u32,

@@ -852,7 +852,8 @@ fn goodput(s: &Sim, from: usize, to: usize) -> f64 {
 
 #[test]
 fn analytic_mac_delivers_thr_k() {
-    // SPEC 7 reference: l = 1500 B, l_oh = 48 B, r = 2.4 Gbit/s, t_oh = 0.5 ms.
+    // The Wi-Fi 6 study's reference (Future of TCP on Wi-Fi 6, 2021, Table 1): l = 1500 B,
+    // l_oh = 48 B, r = 2.4 Gbit/s, t_oh = 0.5 ms.
     // TxTw(k) = (1500 k + 48) 8 / 2.4e9 + 0.5e-3 s; Thr(k) = 12000 k / TxTw(k).
     // e.g. Thr(1) = 12000 / (5.16e-6 + 5e-4) = 23.755 Mbit/s; Thr(799) = 9588000 /
     // (3.99516e-3 + 5e-4) = 2132.96 Mbit/s. The feeder keeps exactly k packets in the TXQ, so

@@ -28,6 +28,7 @@
 
 use std::collections::VecDeque;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::phy::Standard;
@@ -80,36 +81,42 @@ fn pfifo_limit() -> u32 {
 
 /// The TXQ discipline as a scenario writes it: `"fq_codel"`, `"pfifo"`, or a table with `kind`
 /// and any parameter to change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TxqSpec {
-    /// mac80211's FQ-CoDel TXQ.
+    /// mac80211's FQ-CoDel TXQ (net/mac80211/tx.c, include/net/fq_impl.h).
     FqCodel {
-        /// Default 20 ms.
+        /// CoDel's acceptable standing queue delay, less than `interval`; default 20 ms
+        /// (mac80211's).
         #[serde(default = "target")]
         target: Dur,
-        /// Default 100 ms.
+        /// CoDel's interval, positive; default 100 ms.
         #[serde(default = "interval")]
         interval: Dur,
-        /// Default on.
+        /// CE-mark ECN-capable packets instead of dropping them (mac80211: on).
         #[serde(default = "yes")]
         ecn: bool,
-        /// Default 4096.
+        /// Number of flow queues, 1 to 65536; default 4096.
         #[serde(default = "flows")]
+        #[schemars(range(min = 1, max = 65536), extend("x-unit" = "queues"))]
         flows: u32,
-        /// Default 300 bytes.
+        /// Bytes a flow may send per round of the deficit round robin; default 300.
         #[serde(default = "quantum")]
         quantum: Size,
-        /// Packets; default 8192.
+        /// Packets held in all flow queues together, at least 1; default 8192.
         #[serde(default = "limit")]
+        #[schemars(range(min = 1), extend("x-unit" = "packets"))]
         limit: u32,
-        /// Default 16 MB, or 4 MB for an HT chipset.
+        /// Memory (truesize) the queued packets may use; default 16 MB, or 4 MB for an HT
+        /// chipset.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         memory_limit: Option<Size>,
     },
-    /// A tail-drop FIFO of `limit` packets (default 1000, txqueuelen).
+    /// A tail-drop FIFO of `limit` packets (for drivers without TXQs).
     Pfifo {
+        /// Queue limit, packets, at least 1; default 1000 (txqueuelen).
         #[serde(default = "pfifo_limit")]
+        #[schemars(range(min = 1), extend("x-unit" = "packets"))]
         limit: u32,
     },
 }
