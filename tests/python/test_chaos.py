@@ -24,11 +24,12 @@ from wificc.sweep import expand
 
 sweep_module = sys.modules["wificc.sweep"]
 
-# Six runs of a few tenths of a second each on two workers.
+# Six runs on two workers.
 GRID = {
     "test": "tcp_upload",
     "repetitions": 2,
-    "options": {"length": "1s", "delay": "0s", "rate": "1gbit", "rtt": "10ms"},
+    # Runs of about 0.3 s each (20 s of 1 Gbit/s): the sweep must outlive its first observations.
+    "options": {"length": "20s", "delay": "0s", "rate": "1gbit", "rtt": "10ms"},
     "grid": {"cc": ["cubic", "bbr", "reno"]},
 }
 # A grid of two 1 s runs, for the tests that need a sweep but no pool.
