@@ -9,6 +9,7 @@ import socket
 import struct
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 from wificc import _core, kernelcheck
@@ -45,12 +46,6 @@ def test_the_simulator_runs_the_running_kernels_profile():
 def test_a_smoke_run_has_a_directory_of_its_own():
     assert kernelcheck.suite_dir("out", "segments", False) == Path("out/segments")
     assert kernelcheck.suite_dir("out", "segments", True) == Path("out/segments-smoke")
-
-
-def test_a_missing_wifi_download_module_is_reported_as_unavailable(monkeypatch):
-    monkeypatch.setattr(kernelcheck, "WIFI_DOWNLOAD_MODULE", "wificc.kernelcheck.no_such_module")
-    with pytest.raises(kernelcheck.Unavailable, match="suite wifi-download: not available in this build"):
-        kernelcheck.SUITES["wifi-download"].run(None, smoke=True, report=print)
 
 
 def test_cli_smoke_needs_a_suite_and_the_suite_must_exist(tmp_path):
@@ -268,3 +263,34 @@ def test_fairness_shares_and_trace_files(tmp_path, monkeypatch):
     assert [f["cc"] for f in scenario["flows"]] == ["wbbr_pg", "wbbr_pg"]
     assert scenario["path"]["rtt"] == "10000000ns"
     assert scenario["path"]["client_rtt"] == ["0ns", "40000000ns"]
+
+
+def test_wifi_download_writes_its_tables_with_a_verdict_per_cell(tmp_path):
+    from wificc.kernelcheck import wifi_download
+
+    base = {
+        "sim_cc": "bbr", "driver": "ath9k", "sim_goodput_mbit": 194.4, "kernel_goodput_mbit": 196.3,
+        "sim_ping_p50_ms": 11.6, "kernel_ping_p50_ms": 12.3, "sim_ap_ampdu_mean": 30.4,
+        "kernel_ap_ampdu_mean": 30.6, "sim_acks": 100, "kernel_acks": 90, "goodput_mbit_diff": -0.01,
+        "ping_p50_ms_diff": -0.05, "acks_diff": 0.11, "lateness_within_100us": 0.995,
+        "lateness_p99_us": 80.0, "kernel_tun_tx_dropped": 0,
+    }  # fmt: skip
+    stored = {
+        "ath9k-cubic": {"goodput_ok": True, "ping_ok": True, "punctual": True},
+        "ath9k-bbr": {"goodput_ok": True, "ping_ok": False, "punctual": False},
+        "ath10k-cubic": {"goodput_ok": False, "ping_ok": True, "punctual": True, "kernel_tun_tx_dropped": 76},
+    }
+    chosen = []
+    for cell_id, extra in stored.items():
+        chipset, cc = cell_id.split("-")
+        chosen.append(wifi_download.Cell(chipset, cc))
+        d = tmp_path / "cells" / cell_id
+        d.mkdir(parents=True)
+        (d / "row.json").write_text(json.dumps({**base, "cell": cell_id, "chipset": chipset, "cc": cc, **extra}))
+    frame = wifi_download.write_tables(tmp_path, chosen[:2])  # the third is not a chosen cell
+    assert list(frame["verdict"]) == ["ok", "ping, late"]
+    assert wifi_download.verdict({**base, **stored["ath10k-cubic"]}) == "goodput, 76 lost at TUN"
+    text = (tmp_path / "table.md").read_text()
+    assert "| ping, late |" in text and "1 of 2 cells within the targets" in text
+    assert pd.read_parquet(tmp_path / "table.parquet")["verdict"].tolist() == ["ok", "ping, late"]
+    assert (tmp_path / "table.csv").read_text().count("\n") == 3

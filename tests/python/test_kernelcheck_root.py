@@ -168,20 +168,6 @@ def test_smoke_of_each_suite_runs_one_cell_and_leaves_nothing(request, suite, tm
     assert left_by(child.pid) == []
 
 
-def test_wifi_download_reports_when_this_build_lacks_it(tmp_path):
-    from wificc import kernelcheck
-
-    try:
-        kernelcheck.wifi_download_module()
-    except kernelcheck.Unavailable:
-        pass
-    else:
-        pytest.skip("this build has the wifi-download suite")
-    child = front_end("wifi-download", tmp_path)
-    output = child.communicate(timeout=60)[0]
-    assert child.returncode == 0 and "not available in this build" in output
-
-
 def test_a_failing_run_leaves_nothing(tmp_path):
     # The emulator dies under the tsq-completion smoke (htb on the sender's device, the BPF
     # probe and the sock_diag sampler running): the suite fails, stores no cell, and cleans up.

@@ -16,10 +16,7 @@ Suites (:data:`SUITES`):
 - ``gso-charge``: the truesize charged per software-GSO segment (:mod:`wificc.kernelcheck.gso`).
 - ``segments``: arrival times at the TUN device of the segments of one skb
   (:mod:`wificc.kernelcheck.segments`).
-- ``wifi-download``: Wi-Fi downloads with a kernel receiver, from
-  ``wificc.kernelcheck.wifi_download`` when this build has it (that module provides
-  ``run(out, *, smoke, report) -> DataFrame`` and ``markdown(rows) -> str``; without it the
-  suite reports "not available in this build").
+- ``wifi-download``: Wi-Fi downloads with a kernel receiver (:mod:`wificc.kernelcheck.wifi_download`).
 - ``trace``, ``fairness``: the BPF variants BBR-APG over LTE traces and BBR-PG on a two-RTT
   dumbbell (:mod:`wificc.kernelcheck.variants`).
 
@@ -259,27 +256,6 @@ def _lazy(module: str, attribute: str) -> Callable[..., Any]:
     return call
 
 
-WIFI_DOWNLOAD_MODULE = "wificc.kernelcheck.wifi_download"
-
-
-def wifi_download_module() -> Any:
-    """The Wi-Fi download suite's module, or :class:`Unavailable` when this build lacks it."""
-    try:
-        return importlib.import_module(WIFI_DOWNLOAD_MODULE)
-    except ModuleNotFoundError as e:
-        if e.name != WIFI_DOWNLOAD_MODULE:
-            raise
-        raise Unavailable("suite wifi-download: not available in this build") from None
-
-
-def _wifi_download_run(out: Path, *, smoke: bool, report: Report) -> pd.DataFrame:
-    return wifi_download_module().run(out, smoke=smoke, report=report)
-
-
-def _wifi_download_markdown(rows: list[dict[str, Any]]) -> str:
-    return wifi_download_module().markdown(rows)
-
-
 SUITES: dict[str, Suite] = {
     s.name: s
     for s in (
@@ -317,8 +293,8 @@ SUITES: dict[str, Suite] = {
             "wifi-download",
             True,
             "Wi-Fi downloads, kernel sender and receiver through the emulator's AP",
-            _wifi_download_run,
-            _wifi_download_markdown,
+            _lazy("wifi_download", "run"),
+            _lazy("wifi_download", "markdown"),
         ),
         Suite(
             "trace",

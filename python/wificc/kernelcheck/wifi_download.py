@@ -163,9 +163,28 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFram
         report(f"wifi-download: cell {i}/{len(chosen)} {cell.id}")
         sim, kernel, made = run_cell(cell, length, delay)
         validation.write_cell(out, cell, sim, kernel, row(cell, sim, kernel, made))
-    rows = validation.read_rows(out, chosen)
+    return write_tables(out, chosen)
+
+
+def write_tables(out: Path, chosen: list[Cell]) -> pd.DataFrame:
+    """The stored rows of the cells ``chosen``, each with its verdict, written as
+    ``out/table.{csv,parquet,md}``; returns them."""
     ids = {c.id for c in chosen}
-    return pd.DataFrame([r for r in rows if r["cell"] in ids])
+    rows = [{**r, "verdict": verdict(r)} for r in validation.read_rows(out, chosen) if r["cell"] in ids]
+    frame = pd.DataFrame(rows)
+    validation.write_table_files(out, rows, markdown(frame))
+    return frame
+
+
+def verdict(r: dict[str, Any]) -> str:
+    """ "ok" for a cell within the targets on a punctual emulator; else what is not: "goodput",
+    "ping", "late" (fewer than 99% of the packets within 100 us), "N lost at TUN"."""
+    failed = [name for name, ok in (("goodput", r["goodput_ok"]), ("ping", r["ping_ok"])) if not ok]
+    if not r["punctual"]:
+        failed.append("late")
+    if r.get("kernel_tun_tx_dropped"):
+        failed.append(f"{r['kernel_tun_tx_dropped']} lost at TUN")
+    return ", ".join(failed) or "ok"
 
 
 def _num(value: Any, digits: int = 1) -> str:
@@ -184,19 +203,13 @@ def markdown(frame: pd.DataFrame) -> str:
     )
     lines = [head, "|" + "---|" * 11]
     for r in frame.to_dict("records"):
-        ok = bool(r["goodput_ok"]) and bool(r["ping_ok"])
-        verdict = "ok" if ok else "outside"
-        if not r["punctual"]:
-            verdict += " (late)"
-        if r.get("kernel_tun_tx_dropped"):
-            verdict += f" ({r['kernel_tun_tx_dropped']} lost at TUN)"
         lines.append(
             f"| {r['chipset']} ({r['driver']}) | {r['cc']} ({r['sim_cc']}) "
             f"| {_num(r['sim_goodput_mbit'])} / {_num(r['kernel_goodput_mbit'])} | {_pct(r['goodput_mbit_diff'])} "
             f"| {_num(r['sim_ping_p50_ms'])} / {_num(r['kernel_ping_p50_ms'])} | {_pct(r['ping_p50_ms_diff'])} "
             f"| {_num(r['sim_ap_ampdu_mean'])} / {_num(r['kernel_ap_ampdu_mean'])} "
             f"| {r['sim_acks']} / {r['kernel_acks']} | {_pct(r['acks_diff'])} "
-            f"| {100 * (r['lateness_within_100us'] or 0):.1f}%, {_num(r['lateness_p99_us'], 0)} us | {verdict} |"
+            f"| {100 * (r['lateness_within_100us'] or 0):.1f}%, {_num(r['lateness_p99_us'], 0)} us | {verdict(r)} |"
         )
     within = sum(bool(r["goodput_ok"]) and bool(r["ping_ok"]) for r in frame.to_dict("records"))
     lines.append("")
