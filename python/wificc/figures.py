@@ -886,8 +886,9 @@ def fig_fairness(
     meet) with 10th-90th percentile whiskers."""
     table = fairness_table(runs, by=by)
     rows = len(table)
-    # A row per setting: at least 0.3 inch each (a small label is about 0.15 inch high).
-    fig = Figure(figsize=(FIGSIZE[0], max(FIGSIZE[1], 1.5 + 0.3 * rows)), layout="constrained")
+    # 0.3 inch per setting's row (a small label is about 0.15 inch high) and 1.5 inch for the
+    # title and the axis.
+    fig = Figure(figsize=(FIGSIZE[0], 1.5 + 0.3 * max(rows, 3)), layout="constrained")
     ax = fig.subplots()
     y = np.arange(rows)
     ax.barh(

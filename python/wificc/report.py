@@ -81,7 +81,7 @@ CAPTIONS = {
     "goodput_ping": "Total goodput of each run (Mbit/s, summed over its flows' measurement windows) against "
     "its median ICMP ping RTT under load (ms): per setting the median over {runs} (marker), whiskers the "
     "10th and 90th percentiles.",
-    "ping_cdf": "Empirical CDF of the ICMP ping RTTs (ms) of the probes sent while the flows run ({window}, "
+    "ping_cdf": "The empirical CDF of the ICMP ping RTTs (ms) of the probes sent while the flows run ({window}, "
     "Flent's loaded-window cut), pooled over the setting's {runs}.",
     "goodput_time": "Total goodput (Mbit/s) over each {step} step: the median over the setting's {runs} "
     "(line) and the band from the 10th to the 90th percentile; dashed: the loaded window ({window}). "
@@ -89,9 +89,9 @@ CAPTIONS = {
     "ping_time": "ICMP ping RTT (ms) per {step} step (each run's median of the probes sent in the step): the "
     "median over the setting's {runs} (line) and the band from the 10th to the 90th percentile; dashed: "
     "the loaded window ({window}).",
-    "fairness": "Jain's fairness index of the flows' goodputs per setting: the median over {runs} (bar), "
-    "whiskers the 10th and 90th percentiles.",
-    "rrul": "RRUL per setting: upload and download goodput (Mbit/s, each the sum of that direction's flows; "
+    "fairness": "Per setting, the index of the flows' goodputs: the median over {runs} (bar), whiskers the "
+    "10th and 90th percentiles.",
+    "rrul": "Per setting: upload and download goodput (Mbit/s, each the sum of that direction's flows; "
     "left axis) and median ping RTT under load (ms; right axis): the median over {runs}, whiskers the 10th "
     "and 90th percentiles.",
     "bottleneck_curve": "Goodput (Mbit/s) and median ping RTT under load (ms) against the static TSQ limit k "
