@@ -23,6 +23,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -610,6 +611,7 @@ def reproduce(
     folder = trace_dir(traces)
     reps = repetitions if repetitions is not None else (QUICK_REPETITIONS if quick else REPETITIONS)
     started = time.monotonic()
+    started_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     root = Path(out)
     skipped: list[str] = []
     done: list[Experiment] = []
@@ -654,11 +656,6 @@ def reproduce(
         if experiment.anova:
             anovas[experiment.name] = anova_table(root / experiment.name, experiment.anova)
             anovas[experiment.name].to_csv(root / experiment.name / "anova.csv", index=False)
-    storage.write_text(
-        root / report.STUDY_FILE,
-        json.dumps({"study": name, "title": spec.title, "testbed": spec.described(), "kernel": kernel or spec.kernel}),
-    )
-    written = report.write(root)
     # Every experiment stored in ROOT, not only those run now: `-e NAME` re-runs one experiment
     # and keeps the others' rows in the headline and the comparison.
     measured = metrics_table(name, root)
@@ -666,6 +663,20 @@ def reproduce(
     storage.write_text(root / HEADLINE_CSV, table.to_csv(index=False))
     storage.write_text(root / HEADLINE_MD, headline_markdown(table, spec.title))
     comparison = write_comparison(name, root, measured)
+    # What the report states of this reproduction; written last, it includes the tables above.
+    about = {
+        "study": name,
+        "title": spec.title,
+        "testbed": spec.described(),
+        "kernel": kernel or spec.kernel,
+        "quick": quick,
+        "repetitions": reps,
+        "started": started_at,
+        "machine": report.this_machine(),
+        "wall_s": time.monotonic() - started,
+    }
+    storage.write_text(root / report.STUDY_FILE, json.dumps(about))
+    written = report.write(root)
     return Reproduction(root, table, anovas, by_experiment, skipped, written, time.monotonic() - started, comparison)
 
 

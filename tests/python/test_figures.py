@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 import typer
 import wificc
+from matplotlib.container import BarContainer
+from matplotlib.figure import Figure
 from typer.testing import CliRunner
 from wificc import figures, result, scenarios
 from wificc.models import hybrid
@@ -205,14 +207,20 @@ def test_goodput_ping_candlesticks(drawn):
     figures.fig_goodput_ping(runs, "unused")
     (fig, title), *_ = drawn
     ax = fig.axes[0]
-    assert ax.get_legend_handles_labels()[1] == ["bbr, 4ms", "bbr, 1ms", "cubic, 4ms", "cubic, 1ms"]
+    # Every grid key in the label, in human units.
+    assert ax.get_legend_handles_labels()[1] == ["bbr, 4 ms", "bbr, 1 ms", "cubic, 4 ms", "cubic, 1 ms"]
     points = [(c[0].get_xdata()[0], c[0].get_ydata()[0]) for c in ax.containers]
     assert np.allclose(points, [(52, 30), (7, 30), (52, 40), (7, 40)], rtol=1e-12)
     colors = [c[0].get_color() for c in ax.containers]
     markers = [c[0].get_marker() for c in ax.containers]
-    # Colour per cc; marker per TSQ in TSQ order (1 ms first although 4 ms came first).
-    assert colors == ["C0", "C0", "C1", "C1"]
-    assert markers == ["s", "o", "s", "o"]
+    # Each setting its own colour and its own marker.
+    assert colors == ["C0", "C1", "C2", "C3"]
+    assert markers == ["o", "s", "^", "D"]
+    assert figures.clipped_points(drawn[0][0]) == []
+    # Series of other columns: one cross per (cc, tp), grouped as asked.
+    figures.fig_goodput_ping(runs.assign(tp=[1, 2] * 10), "unused", by=["flows[0].cc", "tp"])
+    labels = drawn[1][0].axes[0].get_legend_handles_labels()[1]
+    assert labels == ["bbr, tp 1", "bbr, tp 2", "cubic, tp 1", "cubic, tp 2"]
     with pytest.raises(ValueError, match="^ping_p90_ms: no such column"):
         figures.goodput_ping_table(runs, ping="ping_p90_ms")
 
@@ -259,7 +267,9 @@ def test_rate_series_and_the_bw_model(upload, bidirectional, drawn):
         "bbr-up-0 bw model",
         "bbr-up-0 delivery rate",
     ]
-    assert bbr_rate.lines[1].get_ydata().tolist() == series["bw_model_mbps"].tolist()
+    # Open samples only: the one after the flow's stop is left out of the figure.
+    assert series["open"].tolist() == [True] * (len(series) - 1) + [False]
+    assert bbr_rate.lines[1].get_ydata().tolist() == series["bw_model_mbps"][series["open"]].tolist()
     # The legends: line styles above, flows below.
     assert [t.get_text() for t in bbr_rate.get_legend().get_texts()] == ["pacing rate", "bw model", "delivery rate"]
     assert [t.get_text() for t in drawn[0][0].axes[1].get_legend().get_texts()] == ["bbr-up-0"]
@@ -292,7 +302,7 @@ def test_ampdu_size_per_tsq(drawn):
     ath9k, ath10k = ax.containers[1::2]  # each bar series comes with its error bars
     assert [bar.get_height() for bar in ath9k] == [5.0, 9.0, 30.0]
     assert [bar.get_height() for bar in ath10k][0] == 12.0
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["1ms", "2ms", "8ms"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1 ms", "2 ms", "8 ms"]
     with pytest.raises(ValueError, match="^ampdu_p90: no such column"):
         figures.ampdu_table(frame.drop(columns="ampdu_p90"))
 
@@ -336,14 +346,16 @@ def test_fairness_from_jain_or_from_flow_goodputs(drawn):
     )
     # Jain: (10, 10) -> 1; (30, 10) -> 40^2 / (2 x 1000) = 0.8; (5, 0) -> 0.5.
     table = figures.fairness_table(runs)
-    assert_rows(table, [["cc=bbr", 2, 0.82, 0.9, 0.98], ["cc=cubic", 1, 0.5, 0.5, 0.5]])
+    assert_rows(table, [["bbr", 2, 0.82, 0.9, 0.98], ["cubic", 1, 0.5, 0.5, 0.5]])
     given = figures.fairness_table(runs.assign(jain=[0.1, 0.3, 0.2]), by=["cc"])
     assert given["jain_p50"].tolist() == pytest.approx([0.2, 0.2])
     nan_flow = figures.fairness_table(runs.assign(flow2_goodput_bps=[math.nan, math.nan, 0.0]), by=["cc"])
     assert nan_flow["jain_p50"].tolist() == pytest.approx([0.9, 0.5 * 2 / 3])
     figures.fig_fairness(runs, "unused")
     ax = drawn[0][0].axes[0]
-    assert [bar.get_height() for bar in ax.containers[1]] == pytest.approx([0.9, 0.5])
+    bars = next(c for c in ax.containers if isinstance(c, BarContainer))
+    assert [bar.get_width() for bar in bars] == pytest.approx([0.9, 0.5])
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["bbr", "cubic"]
     with pytest.raises(ValueError, match="^jain: the runs table has neither a jain column nor flow"):
         figures.fairness_table(runs[["cc"]])
 
@@ -368,7 +380,7 @@ def test_rrul_bars_and_a_runs_row(bidirectional, drawn):
         }
     )
     table = figures.rrul_table(runs)
-    assert table["label"].tolist() == ["tsq=1ms", "tsq=4ms"]
+    assert table["label"].tolist() == ["1 ms", "4 ms"]
     assert table[["upload_p50", "download_p50", "ping_p50"]].values.tolist() == [[15, 30, 6], [5, 6, 40]]
     figures.fig_rrul(runs, "unused")
     fig = drawn[0][0]
@@ -391,7 +403,12 @@ def test_figure_files_are_png_and_svg_and_reproducible(tmp_path):
 def test_plot_draws_what_fits_a_run_or_a_sweep(upload, bidirectional, tmp_path, drawn):
     run_dir = upload.save(tmp_path / "run")
     captions = [caption for caption, _ in figures.plot(run_dir)]
-    assert captions == ["Pacing rate, bw model and cwnd per flow", "Ping RTT CDF while the flows run"]
+    assert captions == [
+        "Pacing rate, bw model and cwnd per flow",
+        "Ping RTT CDF while the flows run",
+        "Goodput over time",
+        "Ping RTT over time",
+    ]
     assert figures.plot(run_dir)[0][1] == [
         run_dir / "figures" / "series.png",
         run_dir / "figures" / "series.svg",
@@ -409,11 +426,19 @@ def test_plot_draws_what_fits_a_run_or_a_sweep(upload, bidirectional, tmp_path, 
     assert captions == [
         "Goodput versus ping",
         "Ping RTT CDF",
-        "Series of one run (cc=cubic, tsq=1ms)",
-        "Series of one run (cc=cubic, tsq=4ms)",
-        "Series of one run (cc=bbr, tsq=1ms)",
-        "Series of one run (cc=bbr, tsq=4ms)",
+        "Goodput over time",
+        "Ping RTT over time",
+        "Series of one run (cubic, 1 ms)",
+        "Series of one run (cubic, 4 ms)",
+        "Series of one run (bbr, 1 ms)",
+        "Series of one run (bbr, 4 ms)",
     ]
+    # Each series figure has its own title.
+    titles = [title for _, title in drawn[4:]]
+    assert titles[0] == "Pacing rate, bw model and cwnd: cubic, 1 ms, seed 1"
+    assert len(set(titles)) == 4
+    for fig, _ in drawn:
+        assert figures.clipped_points(fig) == []
     cdf_ax = drawn[1][0].axes[0]
     # Both repetitions' pings under load pooled per setting: 2 x 6 samples, so the CDF steps
     # in multiples of 1/12 up to 1 at the largest RTT.
@@ -422,7 +447,7 @@ def test_plot_draws_what_fits_a_run_or_a_sweep(upload, bidirectional, tmp_path, 
         twelfths = np.asarray(line.get_ydata()) * 12
         assert twelfths[-1] == pytest.approx(12) and np.allclose(twelfths, np.round(twelfths))
 
-    # Without runs.parquet: the runs' own parameters; a rate split into panels, two flows each.
+    # Without runs.parquet: the runs' own parameters; the rate is a series, two flows each.
     nup = [
         ({}, wificc.run(scenarios.build("tcp_nup", flows=2, **{**SHORT, "rate": rate})))
         for rate in ("20mbit", "50mbit")
@@ -432,13 +457,13 @@ def test_plot_draws_what_fits_a_run_or_a_sweep(upload, bidirectional, tmp_path, 
     assert loaded.settings == ["path.rate"]
     captions = [caption for caption, _ in figures.plot(bare, tmp_path / "figs2")]
     assert captions == [
-        "Goodput versus ping (rate=20000000bit)",
-        "Ping RTT CDF (rate=20000000bit)",
-        "Goodput versus ping (rate=50000000bit)",
-        "Ping RTT CDF (rate=50000000bit)",
+        "Goodput versus ping",
+        "Ping RTT CDF",
+        "Goodput over time",
+        "Ping RTT over time",
         "Jain's fairness index",
-        "Series of one run (rate=20000000bit)",
-        "Series of one run (rate=50000000bit)",
+        "Series of one run (rate 20 Mbit/s)",
+        "Series of one run (rate 50 Mbit/s)",
     ]
 
 
@@ -454,6 +479,8 @@ def test_plot_command(upload, tmp_path):
     assert out.stdout.splitlines() == [
         f"Pacing rate, bw model and cwnd per flow: {f / 'series.png'}, {f / 'series.svg'}",
         f"Ping RTT CDF while the flows run: {f / 'ping_cdf.png'}, {f / 'ping_cdf.svg'}",
+        f"Goodput over time: {f / 'goodput_time.png'}, {f / 'goodput_time.svg'}",
+        f"Ping RTT over time: {f / 'ping_time.png'}, {f / 'ping_time.svg'}",
     ]
     assert (tmp_path / "f" / "ping_cdf.svg").is_file()
     (tmp_path / "empty").mkdir()
@@ -464,3 +491,147 @@ def test_plot_command(upload, tmp_path):
         "directly or in its subdirectories\n"
     )
     assert "Traceback" not in out.output
+
+
+def test_parameter_values_in_human_units():
+    cases = {
+        "20000000000ns": "20 s",
+        "1000000ns": "1 ms",
+        "1500000ns": "1.5 ms",
+        "250000ns": "250 us",
+        "0ns": "0 s",
+        "4ms": "4 ms",
+        "100000000bit": "100 Mbit/s",
+        "1gbit": "1 Gbit/s",
+        "5960000bit": "5.96 Mbit/s",
+        "64000b": "64 kB",
+        "100p": "100 packets",
+        "1bdp": "1 BDP",
+        "0.5bdp": "0.5 BDP",
+        "static:64p": "static 64 packets",
+        "cubic": "cubic",
+        # A 16-digit fingerprint ending in b is no size.
+        "1234567890123456b": "1234567890123456b",
+    }
+    assert {text: figures.human_value(text) for text in cases} == cases
+    assert [figures.human_value(v) for v in (3, 0.123456, 12345.6, None, math.nan, True)] == [
+        "3",
+        "0.1235",
+        "12,346",
+        "-",
+        "-",
+        "true",
+    ]
+    runs = pd.DataFrame({"cc": ["cubic", "bbr"], "tsq": ["1ms", "off"], "flows": [4, 1], "stack.rate": ["2mbit"] * 2})
+    assert list(figures.series_labels(runs, ["cc", "tsq", "flows", "stack.rate"])) == [
+        "cubic, 1 ms, flows 4, rate 2 Mbit/s",
+        "bbr, tsq off, flows 1, rate 2 Mbit/s",
+    ]
+    assert list(figures.series_labels(runs, [])) == ["all", "all"]
+
+
+def test_series_styles_differ_in_colour_and_in_marker_or_line():
+    styles = [figures.series_style(i) for i in range(90)]
+    pairs = {(s["color"], s["marker"]) for s in styles}
+    assert len(pairs) == 90
+    assert len({(s["color"], str(s["linestyle"])) for s in styles[:70]}) == 70
+    # Up to 9 series every two differ in colour and in marker; up to 7 in line style too.
+    for key in ("color", "marker"):
+        assert len({str(s[key]) for s in styles[:9]}) == 9
+    assert len({str(s["linestyle"]) for s in styles[:7]}) == 7
+    assert figures.series_style(630) == figures.series_style(0)
+    assert figures.series_style(90)["marker"] == "o" and figures.series_style(90)["color"] == "C0"
+
+
+def test_fairness_labels_do_not_overlap(drawn):
+    # Twelve settings with long labels: the grid of the BBR-n study's flow counts.
+    runs = pd.DataFrame(
+        {
+            "flows": [n for n in (1, 4, 8, 12) for _ in range(3)],
+            "cc": ["bbrn", "bbr2", "cubic"] * 4,
+            "chipset": ["qca9377-long-name"] * 12,
+            "jain": np.linspace(0.5, 1.0, 12),
+        }
+    )
+    figures.fig_fairness(runs, "unused", by=["flows", "cc", "chipset"])
+    fig = drawn[0][0]
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels[:2] == ["flows 1, bbrn, chipset qca9377-long-name", "flows 1, bbr2, chipset qca9377-long-name"]
+    assert figures.overlapping_text(fig) == []
+    assert figures.clipped_points(fig) == []
+    # The check sees overlaps: the same labels side by side under vertical bars.
+    crowded = Figure(figsize=figures.FIGSIZE, layout="constrained")
+    ax = crowded.subplots()
+    ax.bar(range(12), np.ones(12))
+    ax.set_xticks(range(12), labels)
+    pairs = figures.overlapping_text(crowded)
+    assert (labels[0], labels[1]) in pairs
+    # Grouped bars turn their labels until they fit.
+    figures.fig_rrul(
+        runs.assign(upload_goodput_bps=1e6, download_goodput_bps=2e6, ping_p50_ms=5.0), "unused", by=["flows", "cc"]
+    )
+    rrul = drawn[1][0]
+    assert figures.overlapping_text(rrul) == []
+    assert rrul.axes[0].get_xticklabels()[0].get_rotation() > 0
+
+
+def test_clipped_points_are_seen():
+    fig = Figure(figsize=figures.FIGSIZE, layout="constrained")
+    ax = fig.subplots()
+    ax.plot([0, 1, 2], [0.0, 5.0, 3.0], "o-", label="points")
+    assert figures.clipped_points(fig) == []
+    # A forced floor at 0 cuts the marker at 0 in half.
+    ax.set_ylim(bottom=0)
+    assert figures.clipped_points(fig) == ["axes 0, points: (0, 0) outside x -0.1..2.1, y 0..5.25"]
+
+
+def test_flow_samples_after_the_stop_stay_in_the_data_not_in_figures(upload, drawn):
+    stop = float(upload.flows["stop_s"].iloc[0])
+    series = upload.flow_series
+    open_ = figures.open_samples(upload)
+    # The core's sample in the step after the stop (t = stop + step) is the only closed one.
+    assert series["t"][~open_].tolist() == pytest.approx([stop + 0.2])
+    figures.fig_pacing_cwnd(upload, "unused")
+    cwnd_ax = drawn[0][0].axes[1]
+    assert cwnd_ax.lines[0].get_xdata().max() == pytest.approx(stop)
+    assert cwnd_ax.lines[0].get_ydata().tolist() == series["cwnd"][open_].tolist()
+    assert figures.clipped_points(drawn[0][0]) == []
+    goodput = figures.goodput_over_time(upload)
+    assert goodput["t"].tolist() == series["t"][open_].tolist()
+    assert goodput["value"].tolist() == (series["goodput_bps"][open_] / MBIT).tolist()
+
+
+def test_ping_over_time_is_the_median_per_step(upload):
+    table = figures.ping_over_time(upload)
+    pings = upload.ping_series
+    # One probe every 0.2 s, the step: each step's median is its one probe, at the step's end.
+    assert table["t"].tolist() == pytest.approx((pings["t"] + 0.2).tolist())
+    assert table["value"].tolist() == pings["rtt_ms"].tolist()
+
+
+def test_over_time_percentiles_across_runs(drawn):
+    runs = {
+        "a": [
+            pd.DataFrame({"t": [0.2, 0.4], "value": [1.0, 10.0]}),
+            pd.DataFrame({"t": [0.2, 0.4], "value": [3.0, 20.0]}),
+            pd.DataFrame({"t": [0.4], "value": [30.0]}),
+        ],
+        "b": [pd.DataFrame({"t": [0.4, 0.2], "value": [7.0, 5.0]})],
+    }
+    table = figures.over_time_table(runs, lambda frame: frame)
+    # a at 0.2: 1, 3 -> p10 1.2, p50 2, p90 2.8; at 0.4: 10, 20, 30 -> 12, 20, 28.
+    assert_rows(
+        table,
+        [
+            ["a", 0.2, 2, 1.2, 2.0, 2.8],
+            ["a", 0.4, 3, 12.0, 20.0, 28.0],
+            ["b", 0.2, 1, 5.0, 5.0, 5.0],
+            ["b", 0.4, 1, 7.0, 7.0, 7.0],
+        ],
+    )
+    figures.fig_over_time(table, "unused", ylabel="x", title="t", window=(0.2, 0.4))
+    ax = drawn[0][0].axes[0]
+    assert [line.get_label() for line in ax.lines if not line.get_label().startswith("_")] == ["a", "b"]
+    assert ax.lines[0].get_ydata().tolist() == [2.0, 20.0]
+    assert figures.clipped_points(drawn[0][0]) == []
+    assert figures.over_time_table({"a": []}, lambda frame: frame).empty
