@@ -4,7 +4,7 @@
 # target/pgo/wificc.profdata, which `make build` then passes to rustc (-Cprofile-use). PGO
 # changes code layout and inlining, never results (the trainer checks the golden digests).
 # llvm-profdata must match rustc's LLVM: it comes from the toolchain's llvm-tools component
-# (rust-toolchain.toml lists it; installed here with rustup when missing).
+# (installed here with rustup when missing).
 # Exit status 3: PGO is not available on this machine (the caller builds without it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
