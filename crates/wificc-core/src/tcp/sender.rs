@@ -201,6 +201,8 @@ pub struct TcpSender {
     rtt_seq: u64,
     rto: Nanos,
     backoff: u32,
+    /// RTO retransmissions since snd_una last advanced (`icsk_retransmits`).
+    retransmits: u32,
     min_rtt_stamp: Nanos,
     // RACK
     rack_sent: Nanos,
@@ -267,6 +269,7 @@ impl TcpSender {
             rtt_seq: 0,
             rto,
             backoff: 0,
+            retransmits: 0,
             min_rtt_stamp: 0,
             rack_sent: 0,
             rack_end_seq: 0,
@@ -843,6 +846,9 @@ impl TcpSender {
         let mut st = AckState::new(&self.tp);
         self.sacktag(&info, &mut st);
         self.clean_rtx_queue(&info, &mut st);
+        if st.una_advanced {
+            self.retransmits = 0; // tcp_ack: the ACK acknowledged something new
+        }
         self.ack_update_rtt(&info, &mut st);
         self.ca_ack_hooks(&info, &mut st);
         let reo_timeout = self.fastretrans_alert(info.ece);
@@ -1289,7 +1295,9 @@ impl TcpSender {
         self.rto
     }
 
-    /// The retransmission timer fired (`tcp_retransmit_timer` / `tcp_enter_loss`).
+    /// The retransmission timer fired (`tcp_retransmit_timer` / `tcp_enter_loss`). ssthresh is
+    /// reduced once per window: not again on a further expiry in Loss before an ACK advanced
+    /// snd_una (`icsk_retransmits` != 0).
     fn retransmit_timeout(&mut self, out: &mut Out) {
         if self.tp.packets_out == 0 {
             return;
@@ -1298,7 +1306,7 @@ impl TcpSender {
         let tp = &self.tp;
         if tp.ca_state <= CaState::Disorder
             || tp.snd_una >= tp.high_seq
-            || tp.ca_state == CaState::Loss
+            || (tp.ca_state == CaState::Loss && self.retransmits == 0)
         {
             self.tp.prior_ssthresh = self.tp.snd_ssthresh.max(self.tp.snd_cwnd * 3 / 4);
             self.tp.prior_cwnd = self.tp.snd_cwnd;
@@ -1326,6 +1334,7 @@ impl TcpSender {
         // Retransmit the head now, ignoring pacing (tcp_retransmit_skb from the timer).
         let head = self.tp.snd_una;
         self.transmit(head, 1, true, Tsq::Unlimited, out);
+        self.retransmits += 1;
         let at = out.now + self.rto;
         self.arm(SenderTimer::Rto, at, out);
     }

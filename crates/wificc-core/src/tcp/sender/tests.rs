@@ -383,11 +383,16 @@ fn rto_backs_off_exponentially_and_an_rtt_sample_resets_it() {
     assert_eq!((h.s.backoff, h.s.rto()), (1, 2000 * MS));
     assert_eq!(h.deadline(SenderTimer::Rto), Some(3000 * MS));
 
-    // Second expiry: the retransmission is lost again (tp.lost counts it), RTO 4 s.
+    // Second expiry: the retransmission is lost again (tp.lost counts it), RTO 4 s. No ACK
+    // advanced snd_una since the first (`icsk_retransmits` 1): ssthresh and prior_cwnd stay.
     let sent = h.fire(3000 * MS, SenderTimer::Rto);
     assert_eq!(seqs(&sent), vec![0]);
     assert_eq!(h.counts(), (10, 0, 10, 1, 1));
     assert_eq!((h.s.tp.snd_cwnd, h.s.tp.lost), (1, 11));
+    assert_eq!(
+        (h.s.tp.snd_ssthresh, h.s.tp.prior_cwnd, h.s.retransmits),
+        (5, 10, 2)
+    );
     assert_eq!((h.s.backoff, h.s.rto()), (2, 4000 * MS));
     assert_eq!(h.deadline(SenderTimer::Rto), Some(7000 * MS));
     assert_eq!((h.s.stats.rto_count, h.s.stats.retrans), (2, 2));
@@ -395,6 +400,7 @@ fn rto_backs_off_exponentially_and_an_rtt_sample_resets_it() {
     // The retransmission is ACKed 100 ms later, echoing its TSecr.
     let sent = h.ack_tsecr(3100 * MS, 1, &[], 3000 * MS);
     assert_eq!((h.s.backoff, h.s.rto()), (0, 300 * MS));
+    assert_eq!(h.s.retransmits, 0);
     assert_eq!(h.s.tp.srtt_us, 800_000);
     assert_eq!(seqs(&sent), vec![1]);
     assert!(all_retrans(&sent));
@@ -402,6 +408,16 @@ fn rto_backs_off_exponentially_and_an_rtt_sample_resets_it() {
     assert_eq!(h.counts(), (9, 0, 9, 1, 1));
     assert_eq!(h.s.next_lost(), Some(2));
     assert_eq!(h.deadline(SenderTimer::Rto), Some(3400 * MS));
+
+    // An expiry after that ACK is a new window: ssthresh from cwnd 1 (Reno's floor, 2).
+    let sent = h.fire(3400 * MS, SenderTimer::Rto);
+    assert_eq!(seqs(&sent), vec![1]);
+    assert_eq!(
+        (h.s.tp.snd_ssthresh, h.s.tp.prior_cwnd, h.s.retransmits),
+        (2, 1, 1)
+    );
+    assert_eq!((h.s.backoff, h.s.rto()), (1, 600 * MS));
+    assert_eq!(h.deadline(SenderTimer::Rto), Some(4000 * MS));
 }
 
 // ----- loss detection: RACK, dupthresh via SACK -----
