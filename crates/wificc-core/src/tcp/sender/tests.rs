@@ -293,44 +293,50 @@ fn rtt_estimator_first_sample_and_the_200ms_floor() {
 /// from rto_min.
 #[test]
 fn rtt_estimator_updates_srtt_mdev_and_rttvar() {
+    // (snd_una, snd_nxt, sample) -> (srtt_us, mdev_us, rttvar_us, mdev_max_us, rtt_seq, RTO us)
+    let steps: [((u64, u64, u32), (u32, u32, u32, u32, u64, u64)); 5] = [
+        // First sample: srtt 8m, mdev 2m, rttvar = mdev_max = max(mdev, 200000).
+        (
+            (0, 0, 200_000),
+            (1_600_000, 400_000, 400_000, 400_000, 0, 600_000),
+        ),
+        // A new round, same RTT: mdev 400000 - 400000/4; rttvar stays (mdev_max = rttvar);
+        // mdev_max restarts from rto_min.
+        (
+            (1, 2, 200_000),
+            (1_600_000, 300_000, 400_000, 200_000, 2, 600_000),
+        ),
+        // Next round: mdev 225000 raises mdev_max; rttvar decays by (400000 - 225000) / 4.
+        (
+            (3, 4, 200_000),
+            (1_600_000, 225_000, 356_250, 200_000, 4, 556_250),
+        ),
+        // Same round, 260 ms: error 60000, srtt 1660000, mdev += 60000 - 56250.
+        (
+            (3, 4, 260_000),
+            (1_660_000, 228_750, 356_250, 228_750, 4, 563_750),
+        ),
+        // 100 ms: error -107500, srtt 1552500; mdev += (107500 - 57187) >> 3 = 6289.
+        (
+            (3, 4, 100_000),
+            (1_552_500, 235_039, 356_250, 235_039, 4, 194_062 + 356_250),
+        ),
+    ];
     let mut h = Harness::fixed(10, None);
-    h.s.rtt_estimator(200_000);
-    assert_eq!(
-        (h.s.tp.srtt_us, h.s.tp.mdev_us, h.s.rttvar_us),
-        (1_600_000, 400_000, 400_000)
-    );
-    assert_eq!((h.s.mdev_max_us, h.s.rtt_seq), (400_000, 0));
-    assert_eq!(h.s.rto(), 600 * MS);
-    // A new round, same RTT: mdev 400000 - 400000/4 = 300000; rttvar stays (mdev_max = rttvar).
-    (h.s.tp.snd_una, h.s.tp.snd_nxt) = (1, 2);
-    h.s.rtt_estimator(200_000);
-    assert_eq!(
-        (h.s.tp.srtt_us, h.s.tp.mdev_us, h.s.rttvar_us),
-        (1_600_000, 300_000, 400_000)
-    );
-    assert_eq!((h.s.mdev_max_us, h.s.rtt_seq), (200_000, 2));
-    assert_eq!(h.s.rto(), 600 * MS);
-    // Next round: mdev 225000 raises mdev_max; rttvar decays by (400000 - 225000) / 4 = 43750.
-    (h.s.tp.snd_una, h.s.tp.snd_nxt) = (3, 4);
-    h.s.rtt_estimator(200_000);
-    assert_eq!((h.s.tp.mdev_us, h.s.rttvar_us), (225_000, 356_250));
-    assert_eq!((h.s.mdev_max_us, h.s.rtt_seq), (200_000, 4));
-    assert_eq!(h.s.rto(), 556_250 * US);
-    // Same round, 260 ms: error 60000, srtt 1660000, mdev += 60000 - 56250.
-    h.s.rtt_estimator(260_000);
-    assert_eq!(
-        (h.s.tp.srtt_us, h.s.tp.mdev_us, h.s.mdev_max_us),
-        (1_660_000, 228_750, 228_750)
-    );
-    assert_eq!(h.s.rttvar_us, 356_250);
-    assert_eq!(h.s.rto(), 563_750 * US);
-    // 100 ms: error -107500, srtt 1552500; mdev += (107500 - 57187) >> 3 = 6289.
-    h.s.rtt_estimator(100_000);
-    assert_eq!(
-        (h.s.tp.srtt_us, h.s.tp.mdev_us, h.s.mdev_max_us),
-        (1_552_500, 235_039, 235_039)
-    );
-    assert_eq!(h.s.rto(), (194_062 + 356_250) * US);
+    for ((una, nxt, sample), want) in steps {
+        (h.s.tp.snd_una, h.s.tp.snd_nxt) = (una, nxt);
+        h.s.rtt_estimator(sample);
+        let s = &h.s;
+        let got = (
+            s.tp.srtt_us,
+            s.tp.mdev_us,
+            s.rttvar_us,
+            s.mdev_max_us,
+            s.rtt_seq,
+            s.rto() / US,
+        );
+        assert_eq!(got, want, "sample {sample} at snd_una {una}");
+    }
 }
 
 /// `tcp_ack_update_rtt` on cumulative ACKs of segments sent at 0: each ACK's RTT is its time;
