@@ -293,8 +293,11 @@ fn rtt_estimator_first_sample_and_the_200ms_floor() {
 /// from rto_min.
 #[test]
 fn rtt_estimator_updates_srtt_mdev_and_rttvar() {
-    // (snd_una, snd_nxt, sample) -> (srtt_us, mdev_us, rttvar_us, mdev_max_us, rtt_seq, RTO us)
-    let steps: [((u64, u64, u32), (u32, u32, u32, u32, u64, u64)); 5] = [
+    /// (snd_una, snd_nxt, sample in us).
+    type Sample = (u64, u64, u32);
+    /// (srtt_us, mdev_us, rttvar_us, mdev_max_us, rtt_seq, RTO in us).
+    type Estimate = (u32, u32, u32, u32, u64, u64);
+    let steps: [(Sample, Estimate); 5] = [
         // First sample: srtt 8m, mdev 2m, rttvar = mdev_max = max(mdev, 200000).
         (
             (0, 0, 200_000),
