@@ -586,14 +586,7 @@ impl World {
     fn with_sender(&mut self, id: u32, f: impl FnOnce(&mut TcpSender, &mut Out)) {
         let now = self.now();
         let flow = &mut self.flows[id as usize];
-        let mut out = Out {
-            now,
-            pkts: Emit {
-                pkts: &mut self.pkts,
-                work: &mut self.work,
-            },
-            timers: &mut self.timers,
-        };
+        let mut out = Out::new(now, &mut self.pkts, &mut self.work, &mut self.timers);
         f(&mut flow.sender, &mut out);
         for (t, which) in self.timers.drain(..) {
             self.queue.schedule(t, Event::SenderTimer(id, which));
