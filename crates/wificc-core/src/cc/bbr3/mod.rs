@@ -73,7 +73,9 @@
 //! budget, skb budget, ACK aggregation, the ProbeRTT hold) is the shared machinery of
 //! [`super::bbr_common`], with v2/v3's choices passed as parameters. bbrn3's send quantum is
 //! bbrn's: `send_quantum_interval` (1 ms) replaces the kernel's `sk_pacing_rate >>
-//! sk_pacing_shift`, computed by the same code as bbrn's.
+//! sk_pacing_shift` in `bbr_tso_segs_goal` (the cwnd budget and the in-network estimate),
+//! computed by the same code as bbrn's; the skb size (`bbr_tso_segs`) stays the kernel's rule,
+//! as bbrn's skbs are the stack's.
 //!
 //! # Simulator notes
 //! - Fixed point exactly as the kernel: gains in 1/256 (`BBR_SCALE` 8), bandwidth in
@@ -386,27 +388,32 @@ impl Bbr3 {
         rule.set(tp, bw, gain, init_gain, &mut self.has_seen_rtt, full);
     }
 
-    /// The skb budget: v2/v3's `bbr_tso_segs_goal` (`sk_pacing_rate >> sk_pacing_shift` plus
-    /// the min_rtt allowance), or BBR-n's quantum when `send_quantum_interval` is set.
-    fn tso_rule(&self) -> TsoRule {
+    /// The kernel's skb rule, `bbr_tso_segs_generic`: `sk_pacing_rate >> sk_pacing_shift` plus
+    /// the min_rtt allowance, at least `bbr_min_tso_segs`.
+    fn kernel_tso_rule(&self) -> TsoRule {
         TsoRule {
             min_rate: self.cfg.min_tso_rate_bytes,
             min_segs: self.cfg.min_tso_segs,
-            quantum: self.cfg.send_quantum.unwrap_or(SendQuantum::PacingShift {
+            quantum: SendQuantum::PacingShift {
                 rtt_shift: self.cfg.tso_rtt_shift,
                 max_segs: u32::MAX,
-            }),
+            },
         }
     }
 
     /// Smallest TSO skb in segments for the current pacing rate (`bbr_min_tso_segs`).
     fn min_tso_segs_now(&self, tp: &Sock) -> u32 {
-        self.tso_rule().min_tso_segs(tp)
+        self.kernel_tso_rule().min_tso_segs(tp)
     }
 
-    /// `bbr_tso_segs_goal`: segments per skb.
+    /// `bbr_tso_segs_goal`, the quantum of the cwnd budget and of the in-network estimate:
+    /// the kernel's rule, or BBR-n's quantum when `send_quantum_interval` is set.
     fn tso_segs_goal(&self, tp: &Sock) -> u32 {
-        self.tso_rule().segs_goal(tp, self.min_rtt_us)
+        let mut rule = self.kernel_tso_rule();
+        if let Some(quantum) = self.cfg.send_quantum {
+            rule.quantum = quantum;
+        }
+        rule.segs_goal(tp, self.min_rtt_us)
     }
 
     /// `bbr_bdp`: ceil(bw x min_rtt x gain) packets, or the initial cwnd before any RTT.
@@ -1446,8 +1453,11 @@ impl CongestionControl for Bbr3 {
         Some(self.min_tso_segs_now(tp))
     }
 
+    /// `bbr_tso_segs`: the skb size, always the kernel's rule. BBR-n's patch changes
+    /// `bbr_tso_segs_goal` and `bbr_min_tso_segs` only, so bbrn's skbs are the stack's
+    /// (`tcp_tso_autosize`, at least 4 segments) and bbrn3's are the v3 kernel's, alike.
     fn tso_segs(&self, tp: &Sock) -> Option<u32> {
-        Some(self.tso_segs_goal(tp))
+        Some(self.kernel_tso_rule().segs_goal(tp, self.min_rtt_us))
     }
 
     /// 3 x cwnd: BBR may slow-start even during recovery.

@@ -184,10 +184,11 @@ pub struct Params {
     /// Minimum TSO segments per skb at or above `min_tso_rate` (v2/v3 2; BBR-n 4).
     #[schemars(extend("x-unit" = "segments"))]
     pub min_tso_segs: u32,
-    /// BBR-n's send quantum: the skb budget is this much data at the pacing rate, at most
-    /// `send_quantum_max`, whatever `sk_pacing_shift` is (BBR-n 1 ms). 0 keeps the kernel's
-    /// `bbr_tso_segs_goal`: `sk_pacing_rate >> sk_pacing_shift` plus the `tso_rtt_shift`
-    /// allowance (v2/v3). Otherwise a whole number of microseconds.
+    /// BBR-n's send quantum: the quantum of the cwnd budget (`bbr_tso_segs_goal`) is this much
+    /// data at the pacing rate, at most `send_quantum_max`, whatever `sk_pacing_shift` is
+    /// (BBR-n 1 ms); the skb size stays the kernel's. 0 keeps the kernel's quantum:
+    /// `sk_pacing_rate >> sk_pacing_shift` plus the `tso_rtt_shift` allowance (v2/v3).
+    /// Otherwise a whole number of microseconds.
     pub send_quantum_interval: Dur,
     /// Largest BBR-n send quantum: 64 KiB; used only when send_quantum_interval is set.
     pub send_quantum_max: Size,
@@ -282,8 +283,9 @@ impl Params {
     /// BBR-n, and BBR-n's send quantum: min(pacing rate x 1 ms, 64 KB), at least 4 MSS, one
     /// MSS below 1.2 Mbit/s, computed by the same code as `bbrn`'s
     /// ([`crate::cc::bbr_common::SendQuantum::Interval`]), so it stays 1 ms of data whatever
-    /// TSQ budget (`sk_pacing_shift`) the stack runs with. That quantum has no min_rtt term, so
-    /// `tso_rtt_shift` is 0.
+    /// TSQ budget (`sk_pacing_shift`) the stack runs with. As in bbrn, the quantum sizes the cwnd
+    /// budget and is the smallest skb; the skb size itself stays the kernel's. That quantum has
+    /// no min_rtt term, so `tso_rtt_shift` is 0.
     pub fn bbrn3() -> Self {
         Params {
             startup_pacing_gain: crate::cc::bbr_common::defaults::gain(

@@ -980,10 +980,12 @@ fn bbrn3_send_quantum_is_bbrn_s_whatever_the_pacing_shift() {
     for shift in [8, 10] {
         let tp = sock_at(20_000_000, shift);
         assert_eq!(n.tso_segs_goal(&tp), 13, "shift {shift}");
-        // The skb size the v3 engine asks TCP for is the same quantum.
-        assert_eq!(n.tso_segs(&tp), Some(13), "shift {shift}");
         assert_eq!(bbrn.tso_segs_goal(&k, &tp), 13, "shift {shift}");
     }
+    // The skb size (`bbr_tso_segs`) stays the kernel's rule, as bbrn's skbs are the stack's:
+    // 45 segments at shift 8, 13 at shift 10.
+    assert_eq!(n.tso_segs(&sock_at(20_000_000, 8)), Some(45));
+    assert_eq!(n.tso_segs(&sock_at(20_000_000, 10)), Some(13));
     // 60 MB/s at shift 8: 60000 B = 41 segments (41.4) for both; the cap 65536 B = 45 at
     // 80 MB/s.
     for (rate, segs) in [(60_000_000, 41), (80_000_000, 45)] {
