@@ -44,6 +44,7 @@ use super::registry::{defaults_of, params_from, schema_of, CcInfo};
 use super::reno::cwnd_limited_slow_start;
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
+use crate::tcp::config::GSO_LEGACY_MAX_SIZE;
 use crate::tcp::sock::{AckSample, CaEvent, CaState, PacingStatus, Sock};
 use crate::units::{NSEC_PER_MSEC, USEC_PER_SEC};
 
@@ -81,7 +82,7 @@ const HYSTART_DELAY_THRESH_SHIFT: u32 = 3;
 /// Cap of the ACK-train TSO/GRO allowance, µs (`USEC_PER_MSEC` in `hystart_ack_delay`).
 const HYSTART_ACK_DELAY_MAX_US: u64 = 1000;
 /// `sk_gso_max_size` of a default device: `GSO_LEGACY_MAX_SIZE`, 65536 bytes.
-const GSO_MAX_SIZE_BYTES: u64 = 65_536;
+const GSO_MAX_SIZE_BYTES: u64 = GSO_LEGACY_MAX_SIZE as u64;
 /// The ACK-train allowance is the time to send this many GSO packets at the pacing rate: one
 /// in flight and one in the qdisc, doubled because slow start paces at 200%.
 const HYSTART_ACK_DELAY_GSO_PACKETS: u64 = 4;

@@ -96,10 +96,10 @@ impl Default for SenderConfig {
             tp: 1,
             fq_pacing: false,
             offloads: true,
-            gso_max_size: 65_536,
+            gso_max_size: GSO_LEGACY_MAX_SIZE,
             min_tso_segs: 2,
             tso_rtt_log: 9,
-            skb_overhead: 896,
+            skb_overhead: SKB + SHINFO + MAX_TCP_HEADER,
             software_gso: None,
             skb_layout: SkbLayout::WIFI_HOST,
             ecn: false,
@@ -111,6 +111,16 @@ impl Default for SenderConfig {
         }
     }
 }
+
+/// `GSO_LEGACY_MAX_SIZE` (include/linux/netdevice.h), bytes: the default `sk_gso_max_size`
+/// and the largest skb the BBR engines budget for.
+pub const GSO_LEGACY_MAX_SIZE: u32 = 65_536;
+
+/// `MAX_TCP_HEADER` = L1_CACHE_ALIGN(128 + MAX_HEADER) bytes (include/net/tcp.h) for an x86-64
+/// distribution kernel with Wi-Fi before 6.3: MAX_HEADER = LL_MAX_HEADER 128 (Wi-Fi with mesh)
+/// plus 48 (IP tunnels) = 176, so 304 aligned to 64-byte cache lines. The layout of the
+/// studies' kernels ([`SkbLayout::WIFI_HOST`]) and the header room of `bbr_tso_segs_goal`.
+pub const MAX_TCP_HEADER: u32 = 320;
 
 /// `SKB_DATA_ALIGN`: SMP_CACHE_BYTES (64 on x86-64).
 const fn skb_data_align(x: u32) -> u32 {
@@ -158,7 +168,7 @@ impl SkbLayout {
     /// An x86-64 distribution kernel with Wi-Fi (CONFIG_WLAN, mac80211 mesh and IP tunnels:
     /// MAX_HEADER 176, MAX_TCP_HEADER 320) before 6.3, as the studies ran (4.19 to 5.13).
     pub const WIFI_HOST: SkbLayout = SkbLayout {
-        max_tcp_header: 320,
+        max_tcp_header: MAX_TCP_HEADER,
         max_header: 176,
         small_head_cache: false,
     };

@@ -15,7 +15,8 @@
 //! what `min_tso_segs` returns to TCP (so skbs carry at least 4 segments, which the Wi-Fi MAC
 //! can aggregate) and the unit of the cwnd quantization budget (three quanta, `bbr_tso_segs_goal`
 //! in the engine). It is meant to run with a 4 ms TSQ budget (`sk_pacing_shift` 8), a setting
-//! of the TCP stack, not of the congestion control.
+//! of the TCP stack, not of the congestion control. The quantum is the shared
+//! [`SendQuantum::Interval`], which `bbrn3` (BBR-n on the v3 engine) uses too.
 //!
 //! The authors' public patch also changed two BBRv1 constants, which are exposed with the
 //! patch's values as defaults, because that patch is the implementation the published
@@ -33,13 +34,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    in_range, parse, table, table_schema, whole, Bbr, Knobs, Params as EngineParams, Variant,
-};
+use super::{in_range, parse, table, table_schema, Bbr, Knobs, Params as EngineParams, Variant};
+use crate::cc::bbr_common::{SendQuantum, TsoRule};
 use crate::cc::registry::CcInfo;
 use crate::parse::{Dur, Size};
-use crate::tcp::sock::Sock;
-use crate::units::{NSEC_PER_MSEC, NSEC_PER_SEC};
+use crate::units::NSEC_PER_MSEC;
 
 /// BBR-n's own parameters: the send quantum.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -75,50 +74,30 @@ pub fn engine_defaults() -> EngineParams {
     }
 }
 
-/// The send-quantum hook.
+/// The send-quantum hook; the quantum itself is the shared [`SendQuantum::Interval`], which
+/// `bbrn3` uses too.
 #[derive(Debug, Clone)]
 pub struct Quantum {
     min_segs: u32,
-    interval_ns: u64,
-    max_bytes: u64,
+    quantum: SendQuantum,
 }
 
 impl Quantum {
     pub fn new(p: &Params) -> Result<Self, String> {
-        let interval_us = whole(
-            "send_quantum_interval",
-            p.send_quantum_interval,
-            1_000,
-            "microseconds",
-            1,
-            u32::MAX,
-        )?;
-        if p.send_quantum_max.0 == 0 {
-            return Err("parameter send_quantum_max = \"0b\": expected at least one byte".into());
-        }
         Ok(Quantum {
+            quantum: SendQuantum::interval(p.send_quantum_interval, p.send_quantum_max)?,
             min_segs: in_range("send_quantum_min_segs", p.send_quantum_min_segs, 1, 1024)?,
-            interval_ns: u64::from(interval_us) * 1_000,
-            max_bytes: p.send_quantum_max.0,
         })
     }
 }
 
 impl Variant for Quantum {
-    fn min_tso_segs(&self, k: &Knobs, tp: &Sock) -> u32 {
-        if tp.pacing_rate < k.min_tso_rate {
-            1
-        } else {
-            self.min_segs
+    fn tso_rule(&self, k: &Knobs) -> TsoRule {
+        TsoRule {
+            min_rate: k.min_tso_rate,
+            min_segs: self.min_segs,
+            quantum: self.quantum,
         }
-    }
-
-    fn tso_segs_goal(&self, k: &Knobs, tp: &Sock) -> u32 {
-        let per_interval =
-            u128::from(tp.pacing_rate) * u128::from(self.interval_ns) / u128::from(NSEC_PER_SEC);
-        let bytes = per_interval.min(u128::from(self.max_bytes));
-        let segs = u32::try_from(bytes / u128::from(tp.mss_cache.max(1))).unwrap_or(u32::MAX);
-        segs.max(self.min_tso_segs(k, tp))
     }
 }
 
@@ -140,6 +119,7 @@ mod tests {
     use crate::cc::bbr::{Mode, BBR_UNIT};
     use crate::sim::Rng;
     use crate::tcp::rate_sample::RateSample;
+    use crate::tcp::sock::Sock;
     use serde_json::{json, Map};
 
     fn quantum() -> (Knobs, Quantum) {

@@ -52,7 +52,9 @@
 //!
 //! Every constant is a parameter ([`Params`]) with the kernel's value as default. The variants
 //! ([`bbrp`], [`bbrn`], [`apg`], [`pg`]) are this engine with other defaults and small hooks
-//! ([`Variant`]), never a copy of it.
+//! ([`Variant`]), never a copy of it. The machinery this engine shares with the v2/v3 engine
+//! (fixed point, rate conversion, BDP, quantization budget, skb budget, ACK aggregation, the
+//! PROBE_RTT hold) is in [`super::bbr_common`].
 //!
 //! Random draws (the ProbeBW start phase, BBR-PG's ProbeRTT interval) come from the `Rng`
 //! handed to `init` and `cong_control`. The two callbacks that get no `Rng` yet may restart
@@ -76,6 +78,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use self::minmax::WinMax;
+use super::bbr_common::{
+    self as common, after, stamp_us_delta, AckAggregation, Budget, ProbeRttHold, RateRule,
+    SendQuantum, TsoRule, EXTRA_ACKED_WIN_RTTS_MAX, V1_TSO_SEGS_GOAL_MAX,
+};
+pub(crate) use super::bbr_common::{in_range, whole};
+pub use super::bbr_common::{Mode, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
 use super::registry::{params_from, schema_of, CcInfo};
 use super::{CongestionControl, ModelValue};
 use crate::parse::{Dur, Rate};
@@ -86,69 +94,10 @@ use crate::tcp::sock::{
 };
 use crate::units::{NSEC_PER_MSEC, NSEC_PER_USEC, USEC_PER_SEC};
 
-/// Bandwidth is in packets per microsecond << `BW_SCALE` (one unit is about 715 bit/s at
-/// 1500-byte packets). tcp_bbr.c `BW_SCALE`.
-pub const BW_SCALE: u32 = 24;
-/// tcp_bbr.c `BW_UNIT`.
-pub const BW_UNIT: u64 = 1 << BW_SCALE;
-/// Gains and ratios are fractions of `BBR_UNIT`. tcp_bbr.c `BBR_SCALE`.
-pub const BBR_SCALE: u32 = 8;
-/// tcp_bbr.c `BBR_UNIT`: a gain of 1.
-pub const BBR_UNIT: u32 = 1 << BBR_SCALE;
+pub use super::bbr_common::defaults::{DRAIN_GAIN, HIGH_GAIN};
 
-/// STARTUP gain `BBR_UNIT * 2885 / 1000 + 1` = 739 (2/ln 2 rounded up): the smallest gain
-/// whose pacing rate doubles every round. tcp_bbr.c `bbr_high_gain`.
-pub const HIGH_GAIN: u32 = BBR_UNIT * 2885 / 1000 + 1;
-/// DRAIN gain `BBR_UNIT * 1000 / 2885` = 88, about 1/high_gain: drains STARTUP's queue in a
-/// round. tcp_bbr.c `bbr_drain_gain`.
-pub const DRAIN_GAIN: u32 = BBR_UNIT * 1000 / 2885;
-
-/// Nominal RTT (us) before any sample, for the initial pacing rate. tcp_bbr.c
-/// `bbr_init_pacing_rate_from_rtt` (`USEC_PER_MSEC`).
-const NOMINAL_RTT_US: u64 = 1000;
-/// `GSO_LEGACY_MAX_SIZE` (include/linux/netdevice.h), bytes: the largest skb BBR budgets for.
-const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
-/// `MAX_TCP_HEADER` = L1_CACHE_ALIGN(128 + MAX_HEADER) bytes (include/net/tcp.h) for an x86-64
-/// distribution kernel: MAX_HEADER = LL_MAX_HEADER 128 (Wi-Fi with mesh) + 48 (IP tunnels) =
-/// 176, so 304 aligned to 64-byte cache lines.
-const MAX_TCP_HEADER: u64 = 320;
-/// Cap of `bbr_tso_segs_goal` (a 7-bit field in older kernels): 0x7F segments.
-const TSO_SEGS_GOAL_MAX: u32 = 0x7F;
-/// Full-sized skbs budgeted in flight: one in the qdisc, one in TSO/GSO, one in the receiver's
-/// GRO/delayed-ACK engine. tcp_bbr.c `bbr_quantization_budget`.
-const QUANTA_IN_FLIGHT: u32 = 3;
-/// Extra segments in the probing phase so that gain cycling lifts inflight above the BDP even
-/// for small BDPs. tcp_bbr.c `bbr_quantization_budget`.
-const PROBE_PHASE_EXTRA_SEGS: u32 = 2;
-/// `ack_epoch_acked` is a 20-bit field: it saturates here. tcp_bbr.c `struct bbr`.
-const ACK_EPOCH_ACKED_MAX: u32 = 0xF_FFFF;
-/// `extra_acked_win_rtts` is a 5-bit field: it saturates here. tcp_bbr.c `struct bbr`.
-const EXTRA_ACKED_WIN_RTTS_MAX: u32 = 0x1F;
 /// Largest gain a parameter may take (keeps every product well inside 128 bits).
 const GAIN_MAX: f64 = 64.0;
-
-/// BBR's operating mode (tcp_bbr.c `enum bbr_mode`); the discriminant is what `model()` reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Startup = 0,
-    Drain = 1,
-    ProbeBw = 2,
-    ProbeRtt = 3,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt];
-
-    /// The kernel's name of the mode (`BBR_STARTUP`, ... in tcp_bbr.c), without the prefix.
-    pub fn label(self) -> &'static str {
-        match self {
-            Mode::Startup => "STARTUP",
-            Mode::Drain => "DRAIN",
-            Mode::ProbeBw => "PROBE_BW",
-            Mode::ProbeRtt => "PROBE_RTT",
-        }
-    }
-}
 
 /// The engine's parameters, each a constant of tcp_bbr.c with its value as default. Gains and
 /// ratios are plain numbers (1.25) and are rounded to the nearest 1/256 (`BBR_UNIT`) as the
@@ -234,31 +183,32 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
+        use super::bbr_common::defaults as d;
         Params {
-            high_gain: f64::from(HIGH_GAIN) / f64::from(BBR_UNIT),
-            drain_gain: f64::from(DRAIN_GAIN) / f64::from(BBR_UNIT),
-            cwnd_gain: 2.0,
-            probe_bw_up_gain: 1.25,
-            probe_bw_down_gain: 0.75,
+            high_gain: d::gain(d::HIGH_GAIN),
+            drain_gain: d::gain(d::DRAIN_GAIN),
+            cwnd_gain: d::gain(d::CWND_GAIN),
+            probe_bw_up_gain: d::gain(d::PROBE_UP_GAIN),
+            probe_bw_down_gain: d::gain(d::PROBE_DOWN_GAIN),
             cycle_len: 8,
             bw_rtts: 10,
-            min_rtt_win: Dur(10_000 * NSEC_PER_MSEC),
-            probe_rtt_mode: Dur(200 * NSEC_PER_MSEC),
-            cwnd_min_target: 4,
-            min_tso_rate: Rate(1_200_000),
-            pacing_margin_percent: 1,
-            full_bw_thresh: 1.25,
-            full_bw_cnt: 3,
+            min_rtt_win: Dur(d::MIN_RTT_WIN_MS * NSEC_PER_MSEC),
+            probe_rtt_mode: Dur(d::PROBE_RTT_MODE_MS * NSEC_PER_MSEC),
+            cwnd_min_target: d::CWND_MIN_TARGET,
+            min_tso_rate: Rate(d::MIN_TSO_RATE_BPS),
+            pacing_margin_percent: d::PACING_MARGIN_PERCENT,
+            full_bw_thresh: d::gain(d::FULL_BW_THRESH),
+            full_bw_cnt: d::FULL_BW_CNT,
             lt_intvl_min_rtts: 4,
             lt_loss_thresh: 50.0 / f64::from(BBR_UNIT),
             lt_bw_ratio: 0.125,
             lt_bw_diff: Rate(4_000),
             lt_bw_max_rtts: 48,
             extra_acked: true,
-            extra_acked_gain: 1.0,
-            extra_acked_win_rtts: 5,
-            ack_epoch_acked_reset_thresh: 1 << 20,
-            extra_acked_max: Dur(100 * NSEC_PER_MSEC),
+            extra_acked_gain: d::gain(d::EXTRA_ACKED_GAIN),
+            extra_acked_win_rtts: d::EXTRA_ACKED_WIN_RTTS,
+            ack_epoch_acked_reset_thresh: d::ACK_EPOCH_ACKED_RESET_THRESH,
+            extra_acked_max: Dur(d::EXTRA_ACKED_MAX_MS * NSEC_PER_MSEC),
         }
     }
 }
@@ -304,36 +254,6 @@ pub(crate) fn to_unit(name: &str, v: f64, positive: bool) -> Result<u32, String>
         ));
     }
     Ok(units as u32)
-}
-
-/// An integer parameter in `lo..=hi`.
-pub(crate) fn in_range(name: &str, v: u32, lo: u32, hi: u32) -> Result<u32, String> {
-    if (lo..=hi).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!(
-            "parameter {name} = {v}: expected an integer from {lo} to {hi}"
-        ))
-    }
-}
-
-/// A duration that is a whole number of `unit_ns`, returned in those units, in `lo..=hi`.
-pub(crate) fn whole(
-    name: &str,
-    d: Dur,
-    unit_ns: u64,
-    unit: &str,
-    lo: u32,
-    hi: u32,
-) -> Result<u32, String> {
-    let n = d.0 / unit_ns;
-    if n * unit_ns != d.0 || n < u64::from(lo) || n > u64::from(hi) {
-        return Err(format!(
-            "parameter {name} = \"{}ns\": expected a whole number of {unit} from {lo} to {hi}",
-            d.0
-        ));
-    }
-    Ok(n as u32)
 }
 
 impl Params {
@@ -415,25 +335,28 @@ impl Knobs {
     }
 }
 
-/// Linux `bbr_min_tso_segs`: 1 segment below `min_tso_rate`, else 2.
-pub fn min_tso_segs(k: &Knobs, tp: &Sock) -> u32 {
-    if tp.pacing_rate < k.min_tso_rate {
-        1
-    } else {
-        2
+/// Linux v1's skb budget: `bbr_min_tso_segs` (1 segment below `min_tso_rate`, else 2) and
+/// `bbr_tso_segs_goal` (`pacing_rate >> sk_pacing_shift`, at most a legacy GSO skb and 0x7F
+/// segments).
+pub fn linux_tso_rule(k: &Knobs) -> TsoRule {
+    TsoRule {
+        min_rate: k.min_tso_rate,
+        min_segs: 2,
+        quantum: SendQuantum::PacingShift {
+            rtt_shift: 0,
+            max_segs: V1_TSO_SEGS_GOAL_MAX,
+        },
     }
 }
 
-/// Linux `bbr_tso_segs_goal`: about 1 ms of data at the pacing rate (`pacing_rate >>
-/// sk_pacing_shift`), at most a legacy GSO skb, at least `min_tso_segs`, in segments.
+/// Linux `bbr_min_tso_segs`.
+pub fn min_tso_segs(k: &Knobs, tp: &Sock) -> u32 {
+    linux_tso_rule(k).min_tso_segs(tp)
+}
+
+/// Linux `bbr_tso_segs_goal`, in segments.
 pub fn tso_segs_goal(k: &Knobs, tp: &Sock) -> u32 {
-    let per_shift = tp
-        .pacing_rate
-        .checked_shr(u32::from(tp.pacing_shift))
-        .unwrap_or(0);
-    let bytes = per_shift.min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
-    let segs = (bytes / u64::from(tp.mss_cache.max(1))) as u32;
-    segs.max(min_tso_segs(k, tp)).min(TSO_SEGS_GOAL_MAX)
+    linux_tso_rule(k).segs_goal(tp, u32::MAX)
 }
 
 /// The hooks through which a variant changes the engine. Each default is Linux BBRv1.
@@ -446,13 +369,17 @@ pub trait Variant: Send + 'static {
     fn cycle_gain(&self, k: &Knobs, idx: u32) -> u32 {
         k.cycle_gain(idx)
     }
+    /// The skb budget: `bbr_min_tso_segs` and `bbr_tso_segs_goal`.
+    fn tso_rule(&self, k: &Knobs) -> TsoRule {
+        linux_tso_rule(k)
+    }
     /// Segments per skb that BBR budgets for (`bbr_tso_segs_goal`).
     fn tso_segs_goal(&self, k: &Knobs, tp: &Sock) -> u32 {
-        tso_segs_goal(k, tp)
+        self.tso_rule(k).segs_goal(tp, u32::MAX)
     }
     /// The `min_tso_segs` callback.
     fn min_tso_segs(&self, k: &Knobs, tp: &Sock) -> u32 {
-        min_tso_segs(k, tp)
+        self.tso_rule(k).min_tso_segs(tp)
     }
     /// Window of the bandwidth max filter in rounds, given the current min_rtt (us, u32::MAX
     /// when unknown).
@@ -484,16 +411,6 @@ pub struct Linux;
 
 impl Variant for Linux {}
 
-/// `after(a, b)` on 32-bit wrapping timestamps (jiffies).
-fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
-
-/// `tcp_stamp_us_delta`: t1 - t0 in us, 0 if negative.
-fn stamp_us_delta(t1: u64, t0: u64) -> u32 {
-    t1.saturating_sub(t0).min(u64::from(u32::MAX)) as u32
-}
-
 /// Stream id of the `Rng` used by callbacks that are not handed one.
 const EVENT_STREAM: u64 = 0x6262_7231;
 
@@ -512,8 +429,8 @@ pub struct Bbr<V: Variant> {
     /// min_rtt (us, u32::MAX before any sample) and when it was measured (jiffies).
     min_rtt_us: u32,
     min_rtt_stamp: u32,
-    /// End of PROBE_RTT's minimum stay (jiffies; 0 until inflight reached the target).
-    probe_rtt_done_stamp: u32,
+    /// PROBE_RTT's minimum stay.
+    probe_rtt: ProbeRttHold,
     /// Max filter of delivery rates (packets/us << BW_SCALE) over rounds.
     bw: WinMax,
     /// Packet-timed rounds, and the `delivered` count whose ACK ends the current one.
@@ -527,7 +444,6 @@ pub struct Bbr<V: Variant> {
     packet_conservation: bool,
     round_start: bool,
     idle_restart: bool,
-    probe_rtt_round_done: bool,
     /// Long-term (policer) sampling: interval in progress, its rounds, whether `lt_bw` is in
     /// use, and the interval's start (delivered, ms, lost, truncated to 32 bits as the kernel).
     lt_is_sampling: bool,
@@ -548,13 +464,8 @@ pub struct Bbr<V: Variant> {
     /// Last good cwnd before recovery or PROBE_RTT cut it.
     prior_cwnd: u32,
     full_bw: u32,
-    /// ACK aggregation: epoch start (us), the two windows' max excess (packets), packets ACKed
-    /// in the epoch, rounds in the current window and its index.
-    ack_epoch_mstamp: u64,
-    extra_acked: [u32; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// ACK aggregation (`extra_acked`).
+    aggr: AckAggregation,
 }
 
 impl<V: Variant> Bbr<V> {
@@ -566,7 +477,7 @@ impl<V: Variant> Bbr<V> {
             target_cwnd: 0,
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
-            probe_rtt_done_stamp: 0,
+            probe_rtt: ProbeRttHold::default(),
             bw: WinMax::default(),
             rtt_cnt: 0,
             next_rtt_delivered: 0,
@@ -576,7 +487,6 @@ impl<V: Variant> Bbr<V> {
             packet_conservation: false,
             round_start: false,
             idle_restart: false,
-            probe_rtt_round_done: false,
             lt_is_sampling: false,
             lt_rtt_cnt: 0,
             lt_use_bw: false,
@@ -592,11 +502,7 @@ impl<V: Variant> Bbr<V> {
             has_seen_rtt: false,
             prior_cwnd: 0,
             full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            aggr: AckAggregation::default(),
             k,
             v,
         }
@@ -617,7 +523,7 @@ impl<V: Variant> Bbr<V> {
 
     /// Max excess ACKed over the last 5 to 10 rounds.
     fn max_extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1])
+        self.aggr.max()
     }
 
     /// bw x min_rtt (packets << BW_SCALE), for the variants' BDP evaluations.
@@ -625,41 +531,35 @@ impl<V: Variant> Bbr<V> {
         (self.min_rtt_us != u32::MAX).then(|| u64::from(self.bw()) * u64::from(self.min_rtt_us))
     }
 
-    /// `bbr_rate_bytes_per_sec`: a bw and gain in bytes per second, `pacing_margin_percent` below.
-    fn rate_bytes_per_sec(&self, mss: u32, rate: u64, gain: u32) -> u64 {
-        let r = (u128::from(rate) * u128::from(mss) * u128::from(gain)) >> BBR_SCALE;
-        let r = r * u128::from(USEC_PER_SEC / 100 * u64::from(100 - self.k.pacing_margin_percent));
-        u64::try_from(r >> BW_SCALE).unwrap_or(u64::MAX)
+    /// v1's rate conversion: `bbr_pacing_margin_percent` below, no floor.
+    fn rate_rule(&self) -> RateRule {
+        RateRule {
+            margin_percent: self.k.pacing_margin_percent,
+            at_least_one: false,
+        }
     }
 
-    /// `bbr_bw_to_pacing_rate`, times the socket's global pacing multiplier `pacing_tp`.
-    fn bw_to_pacing_rate(&self, tp: &Sock, bw: u64, gain: u32) -> u64 {
-        let rate = self.rate_bytes_per_sec(tp.mss_cache, bw, gain);
-        rate.saturating_mul(u64::from(tp.pacing_tp))
-            .min(tp.max_pacing_rate)
+    /// `bbr_rate_bytes_per_sec`: a bw and gain in bytes per second, `pacing_margin_percent` below.
+    fn rate_bytes_per_sec(&self, mss: u32, rate: u64, gain: u32) -> u64 {
+        self.rate_rule().bytes_per_sec(mss, rate, gain)
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: high_gain x cwnd / srtt (1 ms before any sample).
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut Sock) {
-        let rtt_us = if tp.srtt_us != 0 {
-            self.has_seen_rtt = true;
-            u64::from(tp.srtt()).max(1)
-        } else {
-            NOMINAL_RTT_US
-        };
-        let bw = u64::from(tp.snd_cwnd) * BW_UNIT / rtt_us;
-        tp.pacing_rate = self.bw_to_pacing_rate(tp, bw, self.k.high_gain);
+        self.has_seen_rtt = self.rate_rule().init_from_rtt(tp, self.k.high_gain);
     }
 
     /// `bbr_set_pacing_rate`: before the pipe is full the rate only rises.
     fn set_pacing_rate(&mut self, tp: &mut Sock, bw: u32, gain: u32) {
-        let rate = self.bw_to_pacing_rate(tp, u64::from(bw), gain);
-        if !self.has_seen_rtt && tp.srtt_us != 0 {
-            self.init_pacing_rate_from_rtt(tp);
-        }
-        if self.full_bw_reached || rate > tp.pacing_rate {
-            tp.pacing_rate = rate;
-        }
+        let (rule, init_gain) = (self.rate_rule(), self.k.high_gain);
+        rule.set(
+            tp,
+            bw,
+            gain,
+            init_gain,
+            &mut self.has_seen_rtt,
+            self.full_bw_reached,
+        );
     }
 
     fn tso_segs_goal(&self, tp: &Sock) -> u32 {
@@ -668,31 +568,18 @@ impl<V: Variant> Bbr<V> {
 
     /// `bbr_save_cwnd`: remember the last good cwnd before recovery or PROBE_RTT cut it.
     fn save_cwnd(&mut self, tp: &Sock) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = tp.snd_cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(tp.snd_cwnd);
-        }
+        self.prior_cwnd = common::saved_cwnd(self.prior_cwnd, tp, self.prev_ca_state, self.mode);
     }
 
     /// `bbr_bdp`: ceil(bw x min_rtt x gain) packets; the initial cwnd before any RTT sample.
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        if self.min_rtt_us == u32::MAX {
-            return TCP_INIT_CWND;
-        }
-        let w = u128::from(bw) * u128::from(self.min_rtt_us);
-        let bdp = ((w * u128::from(gain)) >> BBR_SCALE).div_ceil(u128::from(BW_UNIT));
-        u32::try_from(bdp).unwrap_or(u32::MAX)
+        common::bdp(bw, self.min_rtt_us, gain, TCP_INIT_CWND)
     }
 
     /// `bbr_quantization_budget`: room for three TSO quanta, rounded up to even, +2 in phase 0.
     fn quantization_budget(&self, tp: &Sock, cwnd: u32) -> u32 {
-        let cwnd = cwnd.saturating_add(QUANTA_IN_FLIGHT.saturating_mul(self.tso_segs_goal(tp)));
-        let mut cwnd = cwnd.saturating_add(1) & !1;
-        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
-            cwnd = cwnd.saturating_add(PROBE_PHASE_EXTRA_SEGS);
-        }
-        cwnd
+        let probing = self.mode == Mode::ProbeBw && self.cycle_idx == 0;
+        common::quantization_budget(cwnd, self.tso_segs_goal(tp), Budget::AddQuanta, probing)
     }
 
     /// `bbr_inflight`: the in-flight target for `gain`.
@@ -703,15 +590,8 @@ impl<V: Variant> Bbr<V> {
     /// `bbr_packets_in_net_at_edt`: inflight minus what the bottleneck delivers before the
     /// next skb's departure time (plus that skb when probing).
     fn packets_in_net_at_edt(&self, tp: &Sock, inflight_now: u32) -> u32 {
-        let edt_ns = tp.tcp_wstamp_ns.max(tp.now);
-        let interval_us = (edt_ns - tp.now) / NSEC_PER_USEC;
-        let delivered = (u128::from(self.bw()) * u128::from(interval_us)) >> BW_SCALE;
-        let delivered = u32::try_from(delivered).unwrap_or(u32::MAX);
-        let mut at_edt = inflight_now;
-        if self.pacing_gain > BBR_UNIT {
-            at_edt = at_edt.saturating_add(self.tso_segs_goal(tp));
-        }
-        at_edt.saturating_sub(delivered)
+        let goal = self.tso_segs_goal(tp);
+        common::packets_in_net_at_edt(tp, self.bw(), inflight_now, self.pacing_gain, goal)
     }
 
     /// `bbr_ack_aggregation_cwnd`: extra cwnd for ACK aggregation, at most bw x extra_acked_max.
@@ -719,10 +599,11 @@ impl<V: Variant> Bbr<V> {
         if !self.k.extra_acked || self.k.extra_acked_gain == 0 || !self.full_bw_reached {
             return 0;
         }
-        let max_aggr = u64::from(self.bw()) * u64::from(self.k.extra_acked_max_us) / BW_UNIT;
-        let aggr =
-            (u64::from(self.k.extra_acked_gain) * u64::from(self.max_extra_acked())) >> BBR_SCALE;
-        aggr.min(max_aggr) as u32
+        self.aggr.cwnd(
+            self.bw(),
+            self.k.extra_acked_gain,
+            self.k.extra_acked_max_us,
+        )
     }
 
     /// `bbr_set_cwnd_to_recover_or_restore`: packet conservation in the first recovery round,
@@ -757,10 +638,9 @@ impl<V: Variant> Bbr<V> {
             let (c, conserving) = self.recover_or_restore(tp, rs, acked);
             cwnd = c;
             if !conserving {
-                let target = self
-                    .bdp(bw, gain)
-                    .saturating_add(self.ack_aggregation_cwnd());
-                let target = self.quantization_budget(tp, target);
+                let bdp = self.bdp(bw, gain);
+                let aggr = self.ack_aggregation_cwnd();
+                let target = self.quantization_budget(tp, bdp.saturating_add(aggr));
                 self.target_cwnd = target;
                 if self.full_bw_reached {
                     cwnd = cwnd.saturating_add(acked).min(target);
@@ -770,10 +650,7 @@ impl<V: Variant> Bbr<V> {
                 cwnd = cwnd.max(self.k.cwnd_min_target);
             }
         }
-        tp.set_cwnd(cwnd.min(tp.snd_cwnd_clamp));
-        if self.mode == Mode::ProbeRtt {
-            tp.set_cwnd(tp.snd_cwnd.min(self.k.cwnd_min_target));
-        }
+        common::apply_cwnd(tp, cwnd, self.mode, self.k.cwnd_min_target);
     }
 
     /// `bbr_is_next_cycle_phase`: a phase lasts min_rtt; probing also waits for inflight to
@@ -947,44 +824,17 @@ impl<V: Variant> Bbr<V> {
     /// `bbr_update_ack_aggregation`: the most data ACKed beyond bw x elapsed in an epoch, kept
     /// as a max over two windows of `extra_acked_win_rtts` rounds.
     fn update_ack_aggregation(&mut self, tp: &Sock, rs: &RateSample) {
-        if !self.k.extra_acked
-            || self.k.extra_acked_gain == 0
-            || rs.acked_sacked == 0
-            || rs.delivered < 0
-            || rs.interval_us <= 0
-        {
+        if !self.k.extra_acked || self.k.extra_acked_gain == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts =
-                (self.extra_acked_win_rtts + 1).min(EXTRA_ACKED_WIN_RTTS_MAX);
-            if self.extra_acked_win_rtts >= self.k.extra_acked_win_rtts {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx = 1 - self.extra_acked_win_idx;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let delivered_us = tp.delivered_mstamp / NSEC_PER_USEC;
-        let epoch_us = stamp_us_delta(delivered_us, self.ack_epoch_mstamp);
-        let mut expected = (u64::from(self.bw()) * u64::from(epoch_us) / BW_UNIT) as u32;
-        if self.ack_epoch_acked <= expected
-            || u64::from(self.ack_epoch_acked) + u64::from(rs.acked_sacked)
-                >= u64::from(self.k.ack_epoch_acked_reset_thresh)
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = delivered_us;
-            expected = 0;
-        }
-        self.ack_epoch_acked = self
-            .ack_epoch_acked
-            .saturating_add(rs.acked_sacked)
-            .min(ACK_EPOCH_ACKED_MAX);
-        let extra = self
-            .ack_epoch_acked
-            .saturating_sub(expected)
-            .min(tp.snd_cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        *slot = (*slot).max(extra);
+        self.aggr.update(
+            tp,
+            rs,
+            self.bw(),
+            self.round_start,
+            self.k.extra_acked_win_rtts,
+            self.k.ack_epoch_acked_reset_thresh,
+        );
     }
 
     /// `bbr_check_full_bw_reached`: the pipe is full after `full_bw_cnt` rounds of growth below
@@ -1019,7 +869,7 @@ impl<V: Variant> Bbr<V> {
 
     /// `bbr_check_probe_rtt_done`: leave PROBE_RTT once its time is up, restoring cwnd.
     fn check_probe_rtt_done(&mut self, tp: &mut Sock, rng: &mut Rng) {
-        if !(self.probe_rtt_done_stamp != 0 && after(tp.jiffies(), self.probe_rtt_done_stamp)) {
+        if !self.probe_rtt.time_up(tp) {
             return;
         }
         self.min_rtt_stamp = tp.jiffies();
@@ -1037,31 +887,21 @@ impl<V: Variant> Bbr<V> {
             self.min_rtt_us = u32::try_from(rs.rtt_us).unwrap_or(u32::MAX);
             self.min_rtt_stamp = tp.jiffies();
         }
-        if self.k.probe_rtt_mode_ms > 0
-            && filter_expired
-            && !self.idle_restart
-            && self.mode != Mode::ProbeRtt
-        {
-            self.mode = Mode::ProbeRtt;
-            self.save_cwnd(tp);
-            self.probe_rtt_done_stamp = 0;
+        let due = self.k.probe_rtt_mode_ms > 0 && filter_expired && !self.idle_restart;
+        let (mode, prior, prev) = (&mut self.mode, &mut self.prior_cwnd, self.prev_ca_state);
+        if self.probe_rtt.enter(due, mode, prior, tp, prev) {
             self.v.on_probe_rtt(rng);
         }
         if self.mode == Mode::ProbeRtt {
-            // Samples taken now are below the path rate: mark them app-limited.
-            let mark = tp.delivered + u64::from(tp.packets_in_flight());
-            tp.app_limited = mark.max(1);
-            if self.probe_rtt_done_stamp == 0 && tp.packets_in_flight() <= self.k.cwnd_min_target {
-                self.probe_rtt_done_stamp = tp.jiffies().wrapping_add(self.k.probe_rtt_mode_ms);
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = tp.delivered;
-            } else if self.probe_rtt_done_stamp != 0 {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(tp, rng);
-                }
+            let (k, round_start) = (&self.k, self.round_start);
+            let (next_round, check) =
+                self.probe_rtt
+                    .on_ack(tp, k.cwnd_min_target, k.probe_rtt_mode_ms, round_start);
+            if let Some(delivered) = next_round {
+                self.next_rtt_delivered = delivered;
+            }
+            if check {
+                self.check_probe_rtt_done(tp, rng);
             }
         }
         if rs.delivered > 0 {
@@ -1110,8 +950,7 @@ impl<V: Variant> CongestionControl for Bbr<V> {
         self.next_rtt_delivered = tp.delivered;
         self.prev_ca_state = CaState::Open;
         self.packet_conservation = false;
-        self.probe_rtt_done_stamp = 0;
-        self.probe_rtt_round_done = false;
+        self.probe_rtt = ProbeRttHold::default();
         self.min_rtt_us = tp.min_rtt_us;
         self.min_rtt_stamp = tp.jiffies();
         self.bw.reset(self.rtt_cnt, 0);
@@ -1128,11 +967,7 @@ impl<V: Variant> CongestionControl for Bbr<V> {
         self.mode = Mode::Startup;
         self.pacing_gain = self.k.high_gain;
         self.cwnd_gain = self.k.high_gain;
-        self.ack_epoch_mstamp = tp.now_us();
-        self.ack_epoch_acked = 0;
-        self.extra_acked_win_rtts = 0;
-        self.extra_acked_win_idx = 0;
-        self.extra_acked = [0; 2];
+        self.aggr = AckAggregation::new(tp.now_us());
         tp.pacing_status = PacingStatus::Needed;
         self.v.init(rng);
     }
@@ -1176,12 +1011,10 @@ impl<V: Variant> CongestionControl for Bbr<V> {
 
     /// `bbr_cwnd_event`: restart after idle paces at bw (PROBE_BW) or may end PROBE_RTT.
     fn cwnd_event(&mut self, tp: &mut Sock, ev: CaEvent) {
-        if ev != CaEvent::TxStart || tp.app_limited == 0 {
+        if !self.aggr.restart_after_idle(tp, ev) {
             return;
         }
         self.idle_restart = true;
-        self.ack_epoch_mstamp = tp.now_us();
-        self.ack_epoch_acked = 0;
         if self.mode == Mode::ProbeBw {
             self.set_pacing_rate(tp, self.bw(), BBR_UNIT);
         } else if self.mode == Mode::ProbeRtt {

@@ -393,7 +393,7 @@ fn probe_rtt_after_10_s_without_a_new_min_rtt() {
         ack(&mut bbr, &mut tp, &mut rng, 10_050, 4, false),
         (Mode::ProbeRtt, 4)
     );
-    assert_eq!(bbr.probe_rtt_done_stamp, 10_250);
+    assert_eq!(bbr.probe_rtt.done_stamp, 10_250);
     // 10150 ms: the round ends; 10250 ms: the 200 ms are not over ("after" is strict).
     assert_eq!(
         ack(&mut bbr, &mut tp, &mut rng, 10_150, 4, true),
@@ -430,7 +430,7 @@ fn probe_rtt_lasts_at_least_one_round() {
     // ends with packets sent after delivered reached 5001.
     assert_eq!(ack(&mut bbr, &mut tp, &mut rng, 10_001, 0), Mode::ProbeRtt);
     assert_eq!(
-        (bbr.probe_rtt_done_stamp, bbr.next_rtt_delivered),
+        (bbr.probe_rtt.done_stamp, bbr.next_rtt_delivered),
         (10_201, 5_001)
     );
     // 600 ms later, only packets sent before PROBE_RTT (delivered 3000 then) were ACKed: stay.
@@ -485,7 +485,7 @@ fn idle_restart_paces_at_bw_and_defers_probe_rtt() {
     bbr.mode = Mode::ProbeRtt;
     bbr.prior_cwnd = 50;
     tp.snd_cwnd = 4;
-    bbr.probe_rtt_done_stamp = 20_100;
+    bbr.probe_rtt.done_stamp = 20_100;
     tp.app_limited = 5;
     tp.now = 20_101 * NSEC_PER_MSEC;
     bbr.cwnd_event(&mut tp, CaEvent::TxStart);
@@ -509,7 +509,7 @@ fn ack_aggregation_allowance_and_its_switch() {
             ..Params::default()
         });
         tp.snd_cwnd = 200;
-        bbr.ack_epoch_mstamp = 0;
+        bbr.aggr.ack_epoch_mstamp = 0;
         let agg = |bbr: &mut Bbr<Linux>, tp: &mut Sock, us: u64, acked: u32| {
             tp.delivered_mstamp = us * 1000;
             let rs = RateSample {
@@ -530,7 +530,7 @@ fn ack_aggregation_allowance_and_its_switch() {
         (bbr, tp)
     };
     let (mut bbr, tp) = run(true);
-    assert_eq!(bbr.extra_acked, [35, 0]);
+    assert_eq!(bbr.aggr.extra_acked, [35, 0]);
     // Allowance min(35 x 256 >> 8, 167772 x 100000 / 2^24 = 999) = 35, so the target grows
     // by 35: BDP 200 + 35 + 6 = 241 -> 242, + 2 in phase 0.
     assert_eq!(bbr.ack_aggregation_cwnd(), 35);
@@ -539,7 +539,10 @@ fn ack_aggregation_allowance_and_its_switch() {
     assert_eq!(target, 242);
     // Off (pre-5.1 kernels): nothing is measured and nothing is added.
     let (off, _) = run(false);
-    assert_eq!((off.extra_acked, off.ack_aggregation_cwnd()), ([0, 0], 0));
+    assert_eq!(
+        (off.aggr.extra_acked, off.ack_aggregation_cwnd()),
+        ([0, 0], 0)
+    );
     // The max spans two windows of 5 rounds: after 5 round starts the other slot is cleared
     // and used; after 10 the 35 is gone.
     let mut tp = tp;
@@ -554,16 +557,19 @@ fn ack_aggregation_allowance_and_its_switch() {
         };
         bbr.update_ack_aggregation(&tp, &rs);
         if i == 4 {
-            assert_eq!((bbr.extra_acked_win_idx, bbr.max_extra_acked()), (1, 35));
+            assert_eq!(
+                (bbr.aggr.extra_acked_win_idx, bbr.max_extra_acked()),
+                (1, 35)
+            );
         }
     }
-    assert_eq!(bbr.extra_acked_win_idx, 0);
-    assert!(bbr.max_extra_acked() < 35, "{:?}", bbr.extra_acked);
+    assert_eq!(bbr.aggr.extra_acked_win_idx, 0);
+    assert!(bbr.max_extra_acked() < 35, "{:?}", bbr.aggr.extra_acked);
     // The excess is clamped at cwnd, and the allowance at bw x 100 ms: with cwnd 20 the 35
     // becomes 20; with bw 2^24 / 10000 (0.1 packet/ms) the cap is 1677 x 100000 / 2^24 = 9.
     let (mut small, mut tp2, _) = probing(Params::default());
     tp2.snd_cwnd = 20;
-    small.ack_epoch_mstamp = 0;
+    small.aggr.ack_epoch_mstamp = 0;
     for (us, acked) in [(1_000, 5), (1_100, 30)] {
         tp2.delivered_mstamp = us * 1000;
         let rs = RateSample {

@@ -69,6 +69,14 @@
 //! [`Params::bbr3`], [`Params::bbrn3`]); so are v2's switches (ECN cuts of bw_lo and bw_hi,
 //! `refill_add_inc`, `drain_to_target`, `undo`), which v3 fixes at one setting.
 //!
+//! What this engine has in common with v1 (fixed point, rate conversion, BDP, quantization
+//! budget, skb budget, ACK aggregation, the ProbeRTT hold) is the shared machinery of
+//! [`super::bbr_common`], with v2/v3's choices passed as parameters. bbrn3's send quantum is
+//! bbrn's: `send_quantum_interval` (1 ms) replaces the kernel's `sk_pacing_rate >>
+//! sk_pacing_shift` in `bbr_tso_segs_goal` (the cwnd budget and the in-network estimate),
+//! computed by the same code as bbrn's; the skb size (`bbr_tso_segs`) stays the kernel's rule,
+//! as bbrn's skbs are the stack's.
+//!
 //! # Simulator notes
 //! - Fixed point exactly as the kernel: gains in 1/256 (`BBR_SCALE` 8), bandwidth in
 //!   packets/us x 2^24 (`BW_SCALE` 24). Intermediate products use 128 bits, so values the
@@ -91,48 +99,25 @@ mod tests;
 
 pub use params::{Config, Params, Version};
 
+use super::bbr_common::{
+    self as common, after, sat_u32, scale, AckAggregation, Budget, Mode, ProbeRttHold, RateRule,
+    SendQuantum, TsoRule, BBR_SCALE, BBR_UNIT, BW_UNIT,
+};
 use super::registry::{schema_of, CcInfo};
 use super::{CongestionControl, ModelValue};
 use crate::sim::Rng;
 use crate::tcp::rate_sample::{RateSample, TxState};
 use crate::tcp::sock::{CaEvent, CaState, PacingStatus, Sock, TCP_INFINITE_SSTHRESH};
-use crate::units::{NSEC_PER_USEC, USEC_PER_SEC};
 
-/// Scale of fractions and gains (`BBR_SCALE`): 1.0 = 256.
-const BBR_SCALE: u32 = 8;
-pub(crate) const BBR_UNIT: u32 = 1 << BBR_SCALE;
-/// Scale of bandwidth (`BW_SCALE`): packets per microsecond x 2^24 (~715 bit/s per unit at
-/// 1500 B).
-const BW_SCALE: u32 = 24;
-const BW_UNIT: u64 = 1 << BW_SCALE;
 /// "No bound" for bw_lo, bw_hi, inflight_lo, inflight_hi and min_rtt (the kernel's `~0U`).
 const UNSET: u32 = u32::MAX;
-/// RTT assumed for the initial pacing rate before any sample (`USEC_PER_MSEC`), us.
-const NOMINAL_RTT_US: u64 = 1_000;
-/// Largest GSO skb (`GSO_LEGACY_MAX_SIZE`), bytes.
-const GSO_MAX_BYTES: u64 = 65_536;
-/// Header room the TSO budget leaves (`MAX_TCP_HEADER` = L1_CACHE_ALIGN(128 + MAX_HEADER) on a
-/// common x86-64 configuration), bytes.
-const MAX_TCP_HEADER_BYTES: u64 = 320;
 /// Saturation of the kernel's bit fields: rounds_since_probe (8 bits), loss_events_in_round
-/// (4 bits), extra_acked_win_rtts (5 bits), ack_epoch_acked (20 bits); bw_probe_up_rounds is
-/// capped at 30 by the code.
+/// (4 bits); bw_probe_up_rounds is capped at 30 by the code.
 const ROUNDS_SINCE_PROBE_MAX: u32 = 0xFF;
 const LOSS_EVENTS_MAX: u32 = 0xF;
-const EXTRA_ACKED_WIN_RTTS_MAX: u32 = 0x1F;
-const ACK_EPOCH_ACKED_MAX: u32 = 0xF_FFFF;
 const PROBE_UP_ROUNDS_MAX: u32 = 30;
 /// Packets per lost record handed to `skb_marked_lost` (`tcp_skb_pcount`).
 const LOST_SKB_PCOUNT: i64 = 1;
-
-/// `bbr_mode`; the value is the `state` reported by [`Bbr3::model`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Startup = 0,
-    Drain = 1,
-    ProbeBw = 2,
-    ProbeRtt = 3,
-}
 
 /// ProbeBW phase (`bbr_pacing_gain_phase`); the value is the `phase` reported by
 /// [`Bbr3::model`] (the kernel numbers them UP 0, DOWN 1, CRUISE 2, REFILL 3).
@@ -142,15 +127,6 @@ enum Phase {
     Cruise = 1,
     Refill = 2,
     Up = 3,
-}
-
-impl Mode {
-    const ALL: [Mode; 4] = [Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt];
-
-    /// The name of v1's mode of the same number (tcp_bbr.c numbers them alike).
-    fn label(self) -> &'static str {
-        super::bbr::Mode::ALL[self as usize].label()
-    }
 }
 
 impl Phase {
@@ -200,7 +176,8 @@ pub struct Bbr3 {
 
     min_rtt_us: u32,
     min_rtt_stamp: u32,
-    probe_rtt_done_stamp: u32,
+    /// ProbeRTT's minimum stay.
+    probe_rtt: ProbeRttHold,
     probe_rtt_min_us: u32,
     probe_rtt_min_stamp: u32,
     next_rtt_delivered: u64,
@@ -211,7 +188,6 @@ pub struct Bbr3 {
     bw_probe_up_rounds: u32,
     try_fast_path: bool,
     idle_restart: bool,
-    probe_rtt_round_done: bool,
     init_cwnd: u32,
     pacing_gain: u32,
     cwnd_gain: u32,
@@ -223,11 +199,8 @@ pub struct Bbr3 {
     has_seen_rtt: bool,
     prior_cwnd: u32,
 
-    ack_epoch_mstamp: u64,
-    extra_acked: [u32; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// ACK aggregation (`extra_acked`).
+    aggr: AckAggregation,
 
     startup_ecn_rounds: u32,
     loss_in_cycle: bool,
@@ -306,25 +279,6 @@ pub const BBRN3_INFO: CcInfo = CcInfo {
     make: |m| make("bbrn3", Params::bbrn3(), m),
 };
 
-/// `tcp_stamp_us_delta`: t1 - t0, or 0 if t1 is earlier.
-fn us_delta(t1: u64, t0: u64) -> u64 {
-    t1.saturating_sub(t0)
-}
-
-/// The kernel's `after(a, b)` on 32-bit jiffies: a is later than b, modulo wrap-around.
-fn jiffies_after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
-
-fn sat_u32(v: u128) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
-}
-
-/// `x * frac >> BBR_SCALE`, the kernel's way to scale by a gain.
-fn scale(x: u32, frac: u32) -> u32 {
-    sat_u32((x as u128 * frac as u128) >> BBR_SCALE)
-}
-
 impl Bbr3 {
     /// An instance in the state `init` leaves it in for a fresh socket.
     pub fn new(name: &'static str, cfg: Config) -> Self {
@@ -333,7 +287,7 @@ impl Bbr3 {
             mss: 1448,
             min_rtt_us: UNSET,
             min_rtt_stamp: 0,
-            probe_rtt_done_stamp: 0,
+            probe_rtt: ProbeRttHold::default(),
             probe_rtt_min_us: UNSET,
             probe_rtt_min_stamp: 0,
             next_rtt_delivered: 0,
@@ -344,7 +298,6 @@ impl Bbr3 {
             bw_probe_up_rounds: 0,
             try_fast_path: false,
             idle_restart: false,
-            probe_rtt_round_done: false,
             init_cwnd: 0,
             pacing_gain: cfg.startup_pacing_gain,
             cwnd_gain: cfg.startup_cwnd_gain,
@@ -355,11 +308,7 @@ impl Bbr3 {
             cycle_idx: Phase::Up,
             has_seen_rtt: false,
             prior_cwnd: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            aggr: AckAggregation::default(),
             startup_ecn_rounds: 0,
             loss_in_cycle: false,
             ecn_in_cycle: false,
@@ -412,91 +361,74 @@ impl Bbr3 {
         self.max_bw().min(self.bw_lo).min(self.bw_hi)
     }
 
-    fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1])
+    /// v2/v3's rate conversion: `margin_percent` below, at least 1 byte per second.
+    fn rate_rule(margin_percent: u32) -> RateRule {
+        RateRule {
+            margin_percent,
+            at_least_one: true,
+        }
     }
 
     /// `bbr_rate_bytes_per_sec`: bw x mss x gain x (1 - margin), bytes per second, at least 1.
     fn rate_bytes_per_sec(&self, bw: u32, gain: u32, margin_percent: u32) -> u64 {
-        let mut rate = bw as u128 * self.mss as u128;
-        rate = (rate * gain as u128) >> BBR_SCALE;
-        rate *= (USEC_PER_SEC / 100 * (100 - margin_percent as u64)) as u128;
-        rate >>= BW_SCALE;
-        u64::try_from(rate).unwrap_or(u64::MAX).max(1)
-    }
-
-    /// `bbr_bw_to_pacing_rate`, times the socket's pacing multiplier.
-    fn bw_to_pacing_rate(&self, tp: &Sock, bw: u32, gain: u32) -> u64 {
-        let rate = self.rate_bytes_per_sec(bw, gain, self.cfg.pacing_margin_percent);
-        rate.saturating_mul(tp.pacing_tp.max(1) as u64)
-            .min(tp.max_pacing_rate)
+        Self::rate_rule(margin_percent).bytes_per_sec(self.mss, u64::from(bw), gain)
     }
 
     /// Initial pacing: startup gain x cwnd / srtt (or a nominal 1 ms before any sample).
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut Sock) {
-        let rtt_us = if tp.srtt_us != 0 {
-            self.has_seen_rtt = true;
-            (tp.srtt_us >> 3).max(1) as u64
-        } else {
-            NOMINAL_RTT_US
-        };
-        let bw = sat_u32(tp.snd_cwnd as u128 * BW_UNIT as u128 / rtt_us as u128);
-        tp.pacing_rate = self.bw_to_pacing_rate(tp, bw, self.cfg.startup_pacing_gain);
+        let rule = Self::rate_rule(self.cfg.pacing_margin_percent);
+        self.has_seen_rtt = rule.init_from_rtt(tp, self.cfg.startup_pacing_gain);
     }
 
     /// Pace at gain x bw; before the pipe is full only ever raise the rate.
     fn set_pacing_rate(&mut self, tp: &mut Sock, bw: u32, gain: u32) {
-        let rate = self.bw_to_pacing_rate(tp, bw, gain);
-        if !self.has_seen_rtt && tp.srtt_us != 0 {
-            self.init_pacing_rate_from_rtt(tp);
-        }
-        if self.full_bw_reached || rate > tp.pacing_rate {
-            tp.pacing_rate = rate;
+        let rule = Self::rate_rule(self.cfg.pacing_margin_percent);
+        let init_gain = self.cfg.startup_pacing_gain;
+        let full = self.full_bw_reached;
+        rule.set(tp, bw, gain, init_gain, &mut self.has_seen_rtt, full);
+    }
+
+    /// The kernel's skb rule, `bbr_tso_segs_generic`: `sk_pacing_rate >> sk_pacing_shift` plus
+    /// the min_rtt allowance, at least `bbr_min_tso_segs`.
+    fn kernel_tso_rule(&self) -> TsoRule {
+        TsoRule {
+            min_rate: self.cfg.min_tso_rate_bytes,
+            min_segs: self.cfg.min_tso_segs,
+            quantum: SendQuantum::PacingShift {
+                rtt_shift: self.cfg.tso_rtt_shift,
+                max_segs: u32::MAX,
+            },
         }
     }
 
-    /// Smallest TSO skb in segments for the current pacing rate.
+    /// Smallest TSO skb in segments for the current pacing rate (`bbr_min_tso_segs`).
     fn min_tso_segs_now(&self, tp: &Sock) -> u32 {
-        if tp.pacing_rate < self.cfg.min_tso_rate_bytes {
-            1
-        } else {
-            self.cfg.min_tso_segs
-        }
+        self.kernel_tso_rule().min_tso_segs(tp)
     }
 
-    /// `bbr_tso_segs_goal`: segments per skb, from the pacing rate (>> sk_pacing_shift) plus a
-    /// min_rtt-based allowance of 64 KB halved per 2^tso_rtt_shift us.
+    /// `bbr_tso_segs_goal`, the quantum of the cwnd budget and of the in-network estimate:
+    /// the kernel's rule, or BBR-n's quantum when `send_quantum_interval` is set.
     fn tso_segs_goal(&self, tp: &Sock) -> u32 {
-        let mut bytes = tp.pacing_rate >> tp.pacing_shift.min(63);
-        if self.cfg.tso_rtt_shift != 0 {
-            let r = self.min_rtt_us >> self.cfg.tso_rtt_shift;
-            if r < u32::BITS {
-                bytes += GSO_MAX_BYTES >> r;
-            }
+        let mut rule = self.kernel_tso_rule();
+        if let Some(quantum) = self.cfg.send_quantum {
+            rule.quantum = quantum;
         }
-        bytes = bytes.min(GSO_MAX_BYTES - 1 - MAX_TCP_HEADER_BYTES);
-        let segs = (bytes / tp.mss_cache.max(1) as u64) as u32;
-        segs.max(self.min_tso_segs_now(tp))
+        rule.segs_goal(tp, self.min_rtt_us)
     }
 
     /// `bbr_bdp`: ceil(bw x min_rtt x gain) packets, or the initial cwnd before any RTT.
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        if self.min_rtt_us == UNSET {
-            return self.init_cwnd;
-        }
-        let w = bw as u128 * self.min_rtt_us as u128;
-        sat_u32(((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128))
+        common::bdp(bw, self.min_rtt_us, gain, self.init_cwnd)
     }
 
     /// `bbr_quantization_budget`: room for three TSO skbs, the cwnd floor, and +2 in UP so that
     /// the probe gets above the BDP even when it is small.
     fn quantization_budget(&self, tp: &Sock, cwnd: u32) -> u32 {
-        let mut cwnd = cwnd.max(self.tso_segs_goal(tp).saturating_mul(3));
-        cwnd = cwnd.max(self.cfg.cwnd_min_target);
-        if self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up {
-            cwnd = cwnd.saturating_add(2);
-        }
-        cwnd
+        let budget = Budget::AtLeast {
+            cwnd_min_target: self.cfg.cwnd_min_target,
+        };
+        let probing = self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up;
+        common::quantization_budget(cwnd, self.tso_segs_goal(tp), budget, probing)
     }
 
     /// `bbr_inflight`: gain x BDP with the quantization budget.
@@ -507,14 +439,8 @@ impl Bbr3 {
     /// `bbr_packets_in_net_at_edt`: inflight minus what the path delivers before the next skb's
     /// earliest departure time, plus that skb when inflight is being raised.
     fn packets_in_net_at_edt(&self, tp: &Sock, inflight_now: u32) -> u32 {
-        let edt = tp.tcp_wstamp_ns.max(tp.now);
-        let interval_us = (edt - tp.now) / NSEC_PER_USEC;
-        let delivered = sat_u32((self.bw() as u128 * interval_us as u128) >> BW_SCALE);
-        let mut at_edt = inflight_now;
-        if self.pacing_gain > BBR_UNIT {
-            at_edt = at_edt.saturating_add(self.tso_segs_goal(tp));
-        }
-        at_edt.saturating_sub(delivered)
+        let goal = self.tso_segs_goal(tp);
+        common::packets_in_net_at_edt(tp, self.bw(), inflight_now, self.pacing_gain, goal)
     }
 
     /// How much we want in flight: the BDP, unless congestion has cut cwnd below it.
@@ -540,9 +466,11 @@ impl Bbr3 {
         {
             return 0;
         }
-        let max_aggr =
-            sat_u32(self.bw() as u128 * self.cfg.extra_acked_max_us as u128 / BW_UNIT as u128);
-        scale(self.extra_acked(), self.cfg.extra_acked_gain).min(max_aggr)
+        self.aggr.cwnd(
+            self.bw(),
+            self.cfg.extra_acked_gain,
+            self.cfg.extra_acked_max_us,
+        )
     }
 
     fn probe_rtt_cwnd(&self) -> u32 {
@@ -576,10 +504,7 @@ impl Bbr3 {
             }
             cwnd = cwnd.max(self.cfg.cwnd_min_target);
         }
-        tp.set_cwnd(cwnd.min(tp.snd_cwnd_clamp));
-        if self.mode == Mode::ProbeRtt {
-            tp.set_cwnd(tp.snd_cwnd.min(self.probe_rtt_cwnd()));
-        }
+        common::apply_cwnd(tp, cwnd, self.mode, self.probe_rtt_cwnd());
     }
 
     /// inflight_hi less the headroom fraction (at least 1 packet), at least the cwnd floor.
@@ -605,12 +530,9 @@ impl Bbr3 {
         tp.set_cwnd(cap.min(tp.snd_cwnd));
     }
 
+    /// `bbr_save_cwnd`.
     fn save_cwnd(&mut self, tp: &Sock) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = tp.snd_cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(tp.snd_cwnd);
-        }
+        self.prior_cwnd = common::saved_cwnd(self.prior_cwnd, tp, self.prev_ca_state, self.mode);
     }
 
     // ---- per-ACK sampling ----
@@ -635,49 +557,25 @@ impl Bbr3 {
         sat_u32(rs.delivered.max(0) as u128)
     }
 
+    /// `bbr_update_ack_aggregation`, with a 1-round window in STARTUP when
+    /// `extra_acked_in_startup` (v2/v3).
     fn update_ack_aggregation(&mut self, tp: &Sock, rs: &RateSample) {
-        if self.cfg.extra_acked_gain == 0
-            || rs.acked_sacked == 0
-            || rs.delivered < 0
-            || rs.interval_us <= 0
-        {
+        if self.cfg.extra_acked_gain == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts =
-                (self.extra_acked_win_rtts + 1).min(EXTRA_ACKED_WIN_RTTS_MAX);
-            let thresh = if self.cfg.extra_acked_in_startup && !self.full_bw_reached {
-                1
-            } else {
-                self.cfg.extra_acked_win_rtts
-            };
-            if self.extra_acked_win_rtts >= thresh {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let delivered_us = tp.delivered_mstamp / NSEC_PER_USEC;
-        let epoch_us = us_delta(delivered_us, self.ack_epoch_mstamp);
-        let mut expected = sat_u32(self.bw() as u128 * epoch_us as u128 / BW_UNIT as u128);
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked as u64 + rs.acked_sacked as u64
-                >= self.cfg.ack_epoch_reset_pkts as u64
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = delivered_us;
-            expected = 0;
-        }
-        self.ack_epoch_acked = self
-            .ack_epoch_acked
-            .saturating_add(rs.acked_sacked)
-            .min(ACK_EPOCH_ACKED_MAX);
-        let extra = self
-            .ack_epoch_acked
-            .saturating_sub(expected)
-            .min(tp.snd_cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        *slot = (*slot).max(extra);
+        let win_rtts = if self.cfg.extra_acked_in_startup && !self.full_bw_reached {
+            1
+        } else {
+            self.cfg.extra_acked_win_rtts
+        };
+        self.aggr.update(
+            tp,
+            rs,
+            self.bw(),
+            self.round_start,
+            win_rtts,
+            self.cfg.ack_epoch_reset_pkts,
+        );
     }
 
     // ---- congestion signals and bounds ----
@@ -1272,9 +1170,7 @@ impl Bbr3 {
     }
 
     fn check_probe_rtt_done(&mut self, tp: &mut Sock) {
-        if !(self.probe_rtt_done_stamp != 0
-            && jiffies_after(tp.jiffies(), self.probe_rtt_done_stamp))
-        {
+        if !self.probe_rtt.time_up(tp) {
             return;
         }
         self.probe_rtt_min_stamp = tp.jiffies();
@@ -1286,7 +1182,7 @@ impl Bbr3 {
     /// the latter expires, and leave it after 200 ms and a round at the reduced cwnd.
     fn update_min_rtt(&mut self, tp: &mut Sock, rs: &RateSample) {
         let now = tp.jiffies();
-        let probe_rtt_expired = jiffies_after(
+        let probe_rtt_expired = after(
             now,
             self.probe_rtt_min_stamp
                 .wrapping_add(self.cfg.probe_rtt_win_ms),
@@ -1303,7 +1199,7 @@ impl Bbr3 {
                 self.probe_rtt_min_stamp = now;
             }
         }
-        let min_rtt_expired = jiffies_after(
+        let min_rtt_expired = after(
             now,
             self.min_rtt_stamp.wrapping_add(self.cfg.min_rtt_win_ms),
         );
@@ -1311,31 +1207,20 @@ impl Bbr3 {
             self.min_rtt_us = self.probe_rtt_min_us;
             self.min_rtt_stamp = self.probe_rtt_min_stamp;
         }
-        if self.cfg.probe_rtt_mode_ms > 0
-            && probe_rtt_expired
-            && !self.idle_restart
-            && self.mode != Mode::ProbeRtt
-        {
-            self.mode = Mode::ProbeRtt;
-            self.save_cwnd(tp);
-            self.probe_rtt_done_stamp = 0;
+        let due = self.cfg.probe_rtt_mode_ms > 0 && probe_rtt_expired && !self.idle_restart;
+        let (mode, prior, prev) = (&mut self.mode, &mut self.prior_cwnd, self.prev_ca_state);
+        if self.probe_rtt.enter(due, mode, prior, tp, prev) {
             self.ack_phase = AckPhase::ProbeStopping;
             self.next_rtt_delivered = tp.delivered;
         }
         if self.mode == Mode::ProbeRtt {
-            // Samples at the reduced cwnd say nothing about bandwidth.
-            tp.app_limited = (tp.delivered + tp.packets_in_flight() as u64).max(1);
-            if self.probe_rtt_done_stamp == 0 && tp.packets_in_flight() <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp = now.wrapping_add(self.cfg.probe_rtt_mode_ms);
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = tp.delivered;
-            } else if self.probe_rtt_done_stamp != 0 {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(tp);
-                }
+            let (target, mode_ms) = (self.probe_rtt_cwnd(), self.cfg.probe_rtt_mode_ms);
+            let (next_round, check) = self.probe_rtt.on_ack(tp, target, mode_ms, self.round_start);
+            if let Some(delivered) = next_round {
+                self.next_rtt_delivered = delivered;
+            }
+            if check {
+                self.check_probe_rtt_done(tp);
             }
         }
         if rs.delivered > 0 {
@@ -1433,7 +1318,7 @@ impl CongestionControl for Bbr3 {
         fresh.probe_rtt_min_us = tp.min_rtt_us;
         fresh.min_rtt_stamp = tp.jiffies();
         fresh.probe_rtt_min_stamp = tp.jiffies();
-        fresh.ack_epoch_mstamp = tp.now_us();
+        fresh.aggr = AckAggregation::new(tp.now_us());
         fresh.loss_round_delivered = tp.delivered + 1;
         *self = fresh;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
@@ -1512,12 +1397,10 @@ impl CongestionControl for Bbr3 {
     /// Restarting after idle: pace at the estimated bandwidth (no probing gain) and do not
     /// enter ProbeRTT until data is ACKed again.
     fn cwnd_event(&mut self, tp: &mut Sock, ev: CaEvent) {
-        if ev != CaEvent::TxStart || tp.app_limited == 0 {
+        if !self.aggr.restart_after_idle(tp, ev) {
             return;
         }
         self.idle_restart = true;
-        self.ack_epoch_mstamp = tp.now_us();
-        self.ack_epoch_acked = 0;
         match self.mode {
             Mode::ProbeBw => self.set_pacing_rate(tp, self.bw(), BBR_UNIT),
             Mode::ProbeRtt => self.check_probe_rtt_done(tp),
@@ -1570,8 +1453,11 @@ impl CongestionControl for Bbr3 {
         Some(self.min_tso_segs_now(tp))
     }
 
+    /// `bbr_tso_segs`: the skb size, always the kernel's rule. BBR-n's patch changes
+    /// `bbr_tso_segs_goal` and `bbr_min_tso_segs` only, so bbrn's skbs are the stack's
+    /// (`tcp_tso_autosize`, at least 4 segments) and bbrn3's are the v3 kernel's, alike.
     fn tso_segs(&self, tp: &Sock) -> Option<u32> {
-        Some(self.tso_segs_goal(tp))
+        Some(self.kernel_tso_rule().segs_goal(tp, self.min_rtt_us))
     }
 
     /// 3 x cwnd: BBR may slow-start even during recovery.

@@ -13,8 +13,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::BBR_UNIT;
-use crate::parse::{Dur, Rate};
+use crate::cc::bbr_common::{in_range as count, SendQuantum, BBR_UNIT};
+use crate::parse::{Dur, Rate, Size};
 use crate::units::{NSEC_PER_MSEC, NSEC_PER_USEC};
 
 /// Which release of the algorithm the engine follows where their logic (not just their
@@ -184,6 +184,14 @@ pub struct Params {
     /// Minimum TSO segments per skb at or above `min_tso_rate` (v2/v3 2; BBR-n 4).
     #[schemars(extend("x-unit" = "segments"))]
     pub min_tso_segs: u32,
+    /// BBR-n's send quantum: the quantum of the cwnd budget (`bbr_tso_segs_goal`) is this much
+    /// data at the pacing rate, at most `send_quantum_max`, whatever `sk_pacing_shift` is
+    /// (BBR-n 1 ms); the skb size stays the kernel's. 0 keeps the kernel's quantum:
+    /// `sk_pacing_rate >> sk_pacing_shift` plus the `tso_rtt_shift` allowance (v2/v3).
+    /// Otherwise a whole number of microseconds.
+    pub send_quantum_interval: Dur,
+    /// Largest BBR-n send quantum: 64 KiB; used only when send_quantum_interval is set.
+    pub send_quantum_max: Size,
     /// Below this pacing rate an skb is one segment (v2 `bbr_min_tso_rate` 1.2 Mbit/s; v3 has
     /// no such rule: 0).
     pub min_tso_rate: Rate,
@@ -196,27 +204,28 @@ pub struct Params {
 impl Params {
     /// Google's BBRv2 alpha (`tcp_bbr2.c`, v2alpha branch).
     pub fn bbr2() -> Self {
+        use crate::cc::bbr_common::defaults as d;
         Params {
             version: Version::V2,
-            startup_pacing_gain: 739.0 / 256.0,
-            startup_cwnd_gain: 739.0 / 256.0,
-            drain_gain: 88.0 / 256.0,
-            cwnd_gain: 2.0,
-            probe_up_gain: 1.25,
-            probe_down_gain: 0.75,
+            startup_pacing_gain: d::gain(d::HIGH_GAIN),
+            startup_cwnd_gain: d::gain(d::HIGH_GAIN),
+            drain_gain: d::gain(d::DRAIN_GAIN),
+            cwnd_gain: d::gain(d::CWND_GAIN),
+            probe_up_gain: d::gain(d::PROBE_UP_GAIN),
+            probe_down_gain: d::gain(d::PROBE_DOWN_GAIN),
             probe_cruise_gain: 1.0,
             probe_refill_gain: 1.0,
             probe_up_cwnd_gain: 0.0,
             probe_up_inflight_gain: 1.25,
-            full_bw_thresh: 1.25,
-            full_bw_cnt: 3,
+            full_bw_thresh: d::gain(d::FULL_BW_THRESH),
+            full_bw_cnt: d::FULL_BW_CNT,
             full_loss_cnt: 8,
             full_ecn_cnt: 2,
-            cwnd_min_target: 4,
+            cwnd_min_target: d::CWND_MIN_TARGET,
             probe_rtt_cwnd_gain: 0.5,
             probe_rtt_interval: Dur(5_000 * NSEC_PER_MSEC),
-            probe_rtt_duration: Dur(200 * NSEC_PER_MSEC),
-            min_rtt_window: Dur(10_000 * NSEC_PER_MSEC),
+            probe_rtt_duration: Dur(d::PROBE_RTT_MODE_MS * NSEC_PER_MSEC),
+            min_rtt_window: Dur(d::MIN_RTT_WIN_MS * NSEC_PER_MSEC),
             beta: 76.0 / 256.0,
             loss_thresh: 5.0 / 256.0,
             inflight_headroom: 38.0 / 256.0,
@@ -236,15 +245,17 @@ impl Params {
             bw_probe_rand: Dur(1_000 * NSEC_PER_MSEC),
             refill_add_inc: 0,
             drain_to_target: true,
-            extra_acked_gain: 1.0,
-            extra_acked_win_rtts: 5,
-            extra_acked_max: Dur(100 * NSEC_PER_MSEC),
+            extra_acked_gain: d::gain(d::EXTRA_ACKED_GAIN),
+            extra_acked_win_rtts: d::EXTRA_ACKED_WIN_RTTS,
+            extra_acked_max: Dur(d::EXTRA_ACKED_MAX_MS * NSEC_PER_MSEC),
             extra_acked_in_startup: true,
-            ack_epoch_reset_pkts: 1 << 20,
-            pacing_margin_percent: 1,
+            ack_epoch_reset_pkts: d::ACK_EPOCH_ACKED_RESET_THRESH,
+            pacing_margin_percent: d::PACING_MARGIN_PERCENT,
             tso_rtt_shift: 9,
             min_tso_segs: 2,
-            min_tso_rate: Rate(1_200_000),
+            min_tso_rate: Rate(d::MIN_TSO_RATE_BPS),
+            send_quantum_interval: Dur(0),
+            send_quantum_max: Size(64 * 1024),
             undo: true,
             fast_path: true,
         }
@@ -270,15 +281,22 @@ impl Params {
     /// BBR-n on the v3 engine: ProbeBW UP 1.5 and DOWN 0.9 (BBR-n's 7.5/5 and 4.5/5, stored as
     /// `BBR_UNIT * 3 / 2` and `BBR_UNIT * 9 / 10` = 230/256), startup pacing 2/ln2 as in
     /// BBR-n, and BBR-n's send quantum: min(pacing rate x 1 ms, 64 KB), at least 4 MSS, one
-    /// MSS below 1.2 Mbit/s. That quantum has no min_rtt term, so `tso_rtt_shift` is 0.
+    /// MSS below 1.2 Mbit/s, computed by the same code as `bbrn`'s
+    /// ([`crate::cc::bbr_common::SendQuantum::Interval`]), so it stays 1 ms of data whatever
+    /// TSQ budget (`sk_pacing_shift`) the stack runs with. As in bbrn, the quantum sizes the cwnd
+    /// budget and is the smallest skb; the skb size itself stays the kernel's. That quantum has
+    /// no min_rtt term, so `tso_rtt_shift` is 0.
     pub fn bbrn3() -> Self {
         Params {
-            startup_pacing_gain: 739.0 / 256.0,
+            startup_pacing_gain: crate::cc::bbr_common::defaults::gain(
+                crate::cc::bbr_common::defaults::HIGH_GAIN,
+            ),
             probe_up_gain: 1.5,
             probe_down_gain: 230.0 / 256.0,
             min_tso_segs: 4,
             min_tso_rate: Rate(1_200_000),
             tso_rtt_shift: 0,
+            send_quantum_interval: Dur(NSEC_PER_MSEC),
             ..Params::bbr3()
         }
     }
@@ -351,6 +369,8 @@ pub struct Config {
     pub min_tso_segs: u32,
     /// Pacing rate (bytes/s) below which an skb is one segment.
     pub min_tso_rate_bytes: u64,
+    /// BBR-n's send quantum; None: the kernel's `bbr_tso_segs_goal`.
+    pub send_quantum: Option<SendQuantum>,
     pub undo: bool,
     pub fast_path: bool,
 }
@@ -378,16 +398,6 @@ fn gain(name: &str, v: f64) -> Result<u32, String> {
 
 fn fraction(name: &str, v: f64) -> Result<u32, String> {
     fixed(name, v, 0.0, 1.0, "a fraction between 0 and 1")
-}
-
-fn count(name: &str, v: u32, lo: u32, hi: u32) -> Result<u32, String> {
-    if (lo..=hi).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!(
-            "parameter {name} = {v}: expected an integer from {lo} to {hi}"
-        ))
-    }
 }
 
 fn in_units(name: &str, d: Dur, unit: u64, unit_name: &str) -> Result<u32, String> {
@@ -423,6 +433,10 @@ impl Config {
                 p.loss_thresh
             ));
         }
+        let send_quantum = match p.send_quantum_interval {
+            Dur(0) => None,
+            interval => Some(SendQuantum::interval(interval, p.send_quantum_max)?),
+        };
         Ok(Config {
             version: p.version,
             startup_pacing_gain: gain("startup_pacing_gain", p.startup_pacing_gain)?,
@@ -487,6 +501,7 @@ impl Config {
             tso_rtt_shift: count("tso_rtt_shift", p.tso_rtt_shift, 0, 31)?,
             min_tso_segs: count("min_tso_segs", p.min_tso_segs, 1, 64)?,
             min_tso_rate_bytes: p.min_tso_rate.0 / 8,
+            send_quantum,
             undo: p.undo,
             fast_path: p.fast_path,
         })

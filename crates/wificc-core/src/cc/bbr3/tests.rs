@@ -17,14 +17,14 @@ const MSS: u32 = 1448;
 /// The bandwidth of 40 packets per 10 ms: ceil(40 x 2^24 / 10000) = 67109.
 const BW40: u32 = 67_109;
 
+fn config(p: Params) -> Config {
+    Config::from_params(&p).unwrap()
+}
+
 struct Harness {
     tp: Sock,
     cc: Bbr3,
     rng: Rng,
-}
-
-fn config(p: Params) -> Config {
-    Config::from_params(&p).unwrap()
 }
 
 /// Deterministic probe timing: wait exactly 2 s, round counter starts at 0.
@@ -681,14 +681,14 @@ fn probe_rtt_every_5_s_at_half_bdp_for_200_ms() {
         (Mode::ProbeRtt, 256, 256)
     );
     assert_eq!(
-        (h.tp.snd_cwnd, h.cc.prior_cwnd, h.cc.probe_rtt_done_stamp),
+        (h.tp.snd_cwnd, h.cc.prior_cwnd, h.cc.probe_rtt.done_stamp),
         (21, 81, 0)
     );
     assert_ne!(h.tp.app_limited, 0);
     // Inflight down to 10 <= 21 at 5050 ms: ProbeRTT lasts until after 5250 ms and a round.
     h.tp.packets_out = 10;
     h.ack_mid(5_050_000, 1);
-    assert_eq!((h.tp.snd_cwnd, h.cc.probe_rtt_done_stamp), (21, 5250));
+    assert_eq!((h.tp.snd_cwnd, h.cc.probe_rtt.done_stamp), (21, 5250));
     // At 5250 ms a round has passed but 200 ms have not (strictly after is needed).
     h.ack_round(5_250_000, 40);
     assert_eq!((h.cc.mode, h.tp.snd_cwnd), (Mode::ProbeRtt, 21));
@@ -783,9 +783,9 @@ fn ack_aggregation_adds_the_excess_acked_to_cwnd() {
             ..fixed_wait(Params::bbr3())
         });
         h.reach_cruise();
-        h.cc.extra_acked = [0, 0];
-        h.cc.ack_epoch_acked = 0;
-        h.cc.ack_epoch_mstamp = 0;
+        h.cc.aggr.extra_acked = [0, 0];
+        h.cc.aggr.ack_epoch_acked = 0;
+        h.cc.aggr.ack_epoch_mstamp = 0;
         h.tp.snd_cwnd = 81;
         // 100 ms epoch: expected 67109 x 100000 / 2^24 = 400 >= 0 acked: new epoch, 10 extra;
         // target = bdp(67109, 2) 81 + 10 = 91.
@@ -798,7 +798,7 @@ fn ack_aggregation_adds_the_excess_acked_to_cwnd() {
             h.ack_mid(t, acked);
             assert_eq!(h.tp.snd_cwnd, cwnds[i], "gain {gain} ACK {i}");
         }
-        assert_eq!(h.cc.extra_acked(), if gain > 0.0 { 26 } else { 0 });
+        assert_eq!(h.cc.aggr.max(), if gain > 0.0 { 26 } else { 0 });
     }
 }
 
@@ -884,7 +884,7 @@ fn restart_from_idle_paces_at_bw_and_defers_probe_rtt() {
     h.tp.packets_out = 10;
     h.ack_mid(5_002_000, 1);
     assert_eq!(
-        (h.cc.mode, h.cc.probe_rtt_done_stamp),
+        (h.cc.mode, h.cc.probe_rtt.done_stamp),
         (Mode::ProbeRtt, 5202)
     );
     // Restarting from idle in ProbeRTT ends it once its 200 ms are over, without waiting for
@@ -941,9 +941,9 @@ fn min_tso_segs_per_version_and_bbrn3_send_quantum() {
         ),
         (Some(1), Some(4))
     );
-    // Quantum min(rate x 1 ms (>> 10), 64 KB) in segments, at least the base:
-    // 100 Mbit/s: 12207 B -> 8; 1 Gbit/s: 122070 B capped at 65215 -> 45; 2 Mbit/s:
-    // 244 B -> 4; 1.19 Mbit/s: 145 B -> 1.
+    // Quantum min(rate x 1 ms, 64 KiB) in segments, at least the base:
+    // 100 Mbit/s: 12500 B -> 8; 1 Gbit/s: 125000 B capped at 65536 -> 45; 2 Mbit/s:
+    // 250 B -> 4; 1.19 Mbit/s: 148 B -> 1.
     for (rate, segs) in [
         (12_500_000, 8),
         (125_000_000, 45),
@@ -959,6 +959,61 @@ fn min_tso_segs_per_version_and_bbrn3_send_quantum() {
         v3.tso_segs_goal(&sock_at(12_500_000)),
         (12_207 + 32_768) / 1448
     );
+}
+
+#[test]
+fn bbrn3_send_quantum_is_bbrn_s_whatever_the_pacing_shift() {
+    // BBR-n runs with a 4 ms TSQ budget (sk_pacing_shift 8). At 20 MB/s (160 Mbit/s) its
+    // quantum is 1 ms of data: 20000 B = 13 segments of 1448 (13.8), as bbrn computes; the
+    // kernel's rule would take 20000000 >> 8 = 78125 B, capped at 65536 - 1 - 320 = 65215 B
+    // = 45 segments, and 20000000 >> 10 = 19531 B = 13 at the default shift 10.
+    let sock_at = |rate: u64, shift: u8| {
+        let mut tp = Sock::new(MSS, 10);
+        tp.pacing_rate = rate;
+        tp.pacing_shift = shift;
+        tp
+    };
+    use crate::cc::bbr::Variant as _;
+    let n = Bbr3::new("bbrn3", config(Params::bbrn3()));
+    let bbrn = crate::cc::bbr::bbrn::Quantum::new(&Default::default()).unwrap();
+    let k = crate::cc::bbr::bbrn::engine_defaults().knobs().unwrap();
+    for shift in [8, 10] {
+        let tp = sock_at(20_000_000, shift);
+        assert_eq!(n.tso_segs_goal(&tp), 13, "shift {shift}");
+        assert_eq!(bbrn.tso_segs_goal(&k, &tp), 13, "shift {shift}");
+    }
+    // The skb size (`bbr_tso_segs`) stays the kernel's rule, as bbrn's skbs are the stack's:
+    // 45 segments at shift 8, 13 at shift 10.
+    assert_eq!(n.tso_segs(&sock_at(20_000_000, 8)), Some(45));
+    assert_eq!(n.tso_segs(&sock_at(20_000_000, 10)), Some(13));
+    // 60 MB/s at shift 8: 60000 B = 41 segments (41.4) for both; the cap 65536 B = 45 at
+    // 80 MB/s.
+    for (rate, segs) in [(60_000_000, 41), (80_000_000, 45)] {
+        let tp = sock_at(rate, 8);
+        assert_eq!(n.tso_segs_goal(&tp), segs, "rate {rate}");
+        assert_eq!(bbrn.tso_segs_goal(&k, &tp), segs, "rate {rate}");
+    }
+    // bbr3 keeps the kernel's rule (no RTT yet, so no min_rtt allowance): 45 at shift 8, 13
+    // at shift 10.
+    let v3 = Bbr3::new("bbr3", config(Params::bbr3()));
+    assert_eq!(v3.tso_segs_goal(&sock_at(20_000_000, 8)), 45);
+    assert_eq!(v3.tso_segs_goal(&sock_at(20_000_000, 10)), 13);
+    // The quantum's parameters are bbrn's, validated by the same code.
+    let mut m = Map::new();
+    m.insert("send_quantum_interval".into(), json!("1.5us"));
+    let err = (BBRN3_INFO.make)(&m).err().unwrap();
+    assert!(
+        err.starts_with(
+            "parameter send_quantum_interval = \"1500ns\": expected a whole number of microseconds"
+        ),
+        "{err}"
+    );
+    m.insert("send_quantum_interval".into(), json!("2ms"));
+    m.insert("send_quantum_max".into(), json!("16kib"));
+    let c = Params::bbrn3().with_overrides(&m).unwrap();
+    let n2 = Bbr3::new("bbrn3", c);
+    // 2 ms at 20 MB/s = 40000 B, capped at 16384 B = 11 segments (11.3).
+    assert_eq!(n2.tso_segs_goal(&sock_at(20_000_000, 8)), 11);
 }
 
 #[test]
