@@ -441,6 +441,23 @@ impl World {
 
     /// Run until simulated time `until`.
     pub fn run(&mut self, until: Nanos) {
+        self.run_reporting(until, Nanos::MAX, &mut |_| true);
+    }
+
+    /// Run until simulated time `until`, calling `report` with the simulated time reached each
+    /// time an event lies at least `every` after the previous report (first at `every`). The
+    /// check is one comparison of the event's time per event and the report does not touch the
+    /// world, so results are those of [`World::run`]. When `report` returns false the run
+    /// stops there (a front end's interruption) and this returns false; true when it ended at
+    /// `until`.
+    pub fn run_reporting(
+        &mut self,
+        until: Nanos,
+        every: Nanos,
+        report: &mut dyn FnMut(Nanos) -> bool,
+    ) -> bool {
+        let every = every.max(1);
+        let mut next_report = every;
         if self.queue.processed() == 0 {
             if self.step > 0 {
                 self.queue.schedule(self.step, Event::Sample);
@@ -456,10 +473,17 @@ impl World {
             }
         }
         while let Some(ev) = self.queue.pop_until(until) {
+            if ev.at >= next_report {
+                if !report(ev.at) {
+                    return false;
+                }
+                next_report = ev.at.saturating_add(every);
+            }
             self.dispatch(ev.event);
         }
         self.queue.advance_to(until);
         self.catch_up_links();
+        true
     }
 
     /// Let every lazy link carry out the starts due by now (see `net::link`), so that its
