@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -237,6 +236,8 @@ def bench_command(
 
 def run_all(scenario_list: list[Any], label: Callable[[int], str]) -> list[Result]:
     """Run several scenarios on a thread pool (the core releases the GIL), with a progress bar."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from wificc import api
