@@ -6,7 +6,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 OUT    ?= results/demo
 
-.PHONY: all setup build build-plain bpf demo test test-rust test-python fuzz lint bench clean
+.PHONY: all setup build build-plain wheel bpf demo test test-rust test-python fuzz lint bench clean
 
 all: build
 
@@ -51,6 +51,12 @@ build-plain: $(STAMP)
 	$(VENV)/bin/maturin develop --release -q
 	cargo build --release -q -p wificc-emu
 
+# The wheel `pip install` would install (dist/), with the BPF sources as package data; the
+# package's own test (tests/python/test_package.py) installs it into a fresh environment.
+wheel: $(STAMP)
+	rm -f dist/wificc-*.whl
+	$(VENV)/bin/maturin build --release -q -o dist
+
 # The BBR variants as BPF congestion controls for the running kernel (bpf/README.md).
 bpf:
 	$(MAKE) -C bpf
@@ -61,7 +67,7 @@ demo: build
 
 test:
 	$(MAKE) build PGO=0
-	$(MAKE) test-rust test-python
+	$(MAKE) wheel test-rust test-python
 
 # The scenario fuzzer's seed is fixed here so that every CI run tries the same documents;
 # `make fuzz` searches further with fresh seeds.
@@ -79,8 +85,11 @@ fuzz:
 		no_document_makes_loading_or_running_panic
 	$(PY) -m wificc.fuzz --cases $(FUZZ_API_CASES) --seed $$(date +%s)
 
+# The LTE traces of the BBR-APG study, when the shared data directory beside the checkout has
+# them (else the user data directory, ~/.local/share/wificc/traces, or nothing: those tests skip).
+TRACES ?= $(wildcard ../shared/traces)
 test-python:
-	$(PY) -m pytest -q
+	$(if $(TRACES),WIFICC_TRACES=$(TRACES)) $(PY) -m pytest -q
 
 lint: $(STAMP)
 	cargo fmt --all -- --check
@@ -95,4 +104,4 @@ bench: build
 	$(VENV)/bin/wificc bench
 
 clean:
-	rm -rf $(VENV) target results bpf/build
+	rm -rf $(VENV) target results bpf/build dist

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wificc import _core, memory
-from wificc.result import PEAK_FIELD, Result
+
+if TYPE_CHECKING:
+    from wificc.result import Result
 
 ScenarioLike = Mapping[str, Any] | str | os.PathLike[str]
 
@@ -75,18 +77,29 @@ def scenario_text(scenario: ScenarioLike) -> tuple[str, str]:
     return path.read_text(), "json" if path.suffix.lower() == ".json" else "toml"
 
 
-def run(scenario: ScenarioLike, *, memory_limit: int | str | None = None) -> Result:
+def run(
+    scenario: ScenarioLike,
+    *,
+    memory_limit: int | str | None = None,
+    progress: Callable[[int, int], None] = memory.no_progress,
+) -> Result:
     """Run a scenario to completion and return its :class:`Result`.
 
     A run estimated to need more memory than ``memory_limit`` (bytes or a size such as
     ``"4000mb"``; default :func:`wificc.memory.limit`) raises
     :class:`wificc.memory.MemoryLimitError` before it starts. The run's peak resident memory
     is ``result.summary["peak_rss_bytes"]`` (a host measurement, as ``wall_s``).
+    ``progress(done_ns, total_ns)`` is called every 100 ms of simulated time (simulated time
+    reached, the scenario's duration); an exception it raises, or Ctrl-C, ends the run and is
+    raised here.
     """
+    # Imported here: listing or validating does not need pandas.
+    from wificc.result import PEAK_FIELD, Result
+
     text, fmt = scenario_text(scenario)
     memory.check(json.loads(_core.validate(text, fmt)), memory_limit)
     memory.reset_peak()
-    result = Result.from_json(_core.run(text, fmt))
+    result = Result.from_json(_core.run(text, fmt, progress))
     result.summary[PEAK_FIELD] = memory.peak()
     return result
 

@@ -32,6 +32,9 @@ finds it loaded, by hand or by another run, requires the values it asks for to b
 since the knobs are shared by every connection on the variant. A parameter without a knob is
 refused by name.
 
+The sources ship in the package (`wificc/bpf_sources`, a link to `bpf/` in the repository): an
+installed package builds them in the user cache, `$XDG_CACHE_HOME/wificc/bpf` (`source_dir`).
+
 Kernel requirements are in `bpf/README.md`: BTF (`CONFIG_DEBUG_INFO_BTF`), BPF struct_ops for
 `tcp_congestion_ops` with a 4-argument `cong_control` (Linux 6.10 or later), root.
 """
@@ -53,12 +56,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
+from wificc import scenarios, userdirs
 
-from wificc import scenarios
-
+# Environment variable naming the directory of the BPF sources to build from.
+BPF_DIR_ENV = "WIFICC_BPF_DIR"
+# The sources as the package ships them (a link to the repository's bpf/ in a checkout).
+PACKAGED_SOURCES = Path(__file__).resolve().parent / "bpf_sources"
 PIN_ROOT = Path("/sys/fs/bpf/wificc")
 BPFFS = Path("/sys/fs/bpf")
 BTF_VMLINUX = Path("/sys/kernel/btf/vmlinux")
@@ -90,12 +95,41 @@ class BpfError(Exception):
 
 
 def source_dir() -> Path:
-    """The `bpf/` directory: $WIFICC_BPF_DIR, else the one next to this package in the repository."""
-    env = os.environ.get("WIFICC_BPF_DIR")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "bpf"
-    if not (path / "Makefile").is_file():
-        raise BpfError(f"BPF sources not found in {path}: set WIFICC_BPF_DIR to the repository's bpf/")
-    return path
+    """Where the variants are built from: ``$WIFICC_BPF_DIR``; else the repository's ``bpf/`` in
+    a source checkout; else the sources the package ships (``wificc/bpf_sources``), copied into
+    the user cache (``$XDG_CACHE_HOME/wificc/bpf``, :func:`cached_sources`), since an installed
+    package's directory may not be writable and the build writes beside its sources."""
+    env = os.environ.get(BPF_DIR_ENV)
+    if env:
+        path = Path(env)
+        if not (path / "Makefile").is_file():
+            raise BpfError(f"{BPF_DIR_ENV}={env}: no BPF sources there (no Makefile); expected wificc's bpf/")
+        return path
+    checkout = Path(__file__).resolve().parents[2] / "bpf"
+    if (checkout / "Makefile").is_file():
+        return checkout
+    if (PACKAGED_SOURCES / "Makefile").is_file():
+        return cached_sources(PACKAGED_SOURCES, userdirs.cache_dir() / "bpf")
+    raise BpfError(
+        f"BPF sources not found: neither {checkout} nor {PACKAGED_SOURCES} has them; "
+        f"set {BPF_DIR_ENV} to wificc's bpf/ directory"
+    )
+
+
+def cached_sources(packaged: Path, cache: Path) -> Path:
+    """Copy the packaged sources into ``cache`` (files whose content differs only, so that
+    ``make`` keeps objects built from the same sources); returns ``cache``."""
+    cache.mkdir(parents=True, exist_ok=True)
+    for source in sorted(packaged.iterdir()):
+        if not source.is_file():
+            continue
+        target = cache / source.name
+        data = source.read_bytes()
+        if not target.is_file() or target.read_bytes() != data:
+            staging = cache / f".{source.name}.{os.getpid()}"
+            staging.write_bytes(data)
+            os.replace(staging, target)
+    return cache
 
 
 def variants() -> list[str]:
@@ -713,78 +747,3 @@ def status(names: Iterable[str] = ()) -> list[Status]:
         pinned = (pin_dir(name) / "knobs").exists()
         rows.append(Status(name, object_path(name).is_file(), ops_id, pinned, tuple(knobs(name)) if pinned else ()))
     return rows
-
-
-# ---- command line (mounted as `wificc bpf`) ----
-
-app = typer.Typer(
-    help="The BBR variants as real Linux congestion controls (BPF struct_ops): wbbr, wbbrp, wbbrn, wbbr_apg, wbbr_pg.",
-    no_args_is_help=True,
-)
-
-Names = Annotated[list[str] | None, typer.Argument(help="Algorithms (default: all).", show_default=False)]
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    try:
-        yield
-    except BpfError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(1) from None
-
-
-def _knob_text(ks: Iterable[Knob]) -> str:
-    return " ".join(f"{k.name}={k.show()}" for k in ks)
-
-
-@app.command("build")
-def build_cmd() -> None:
-    """Compile every variant against the running kernel's BTF (bpf/build/)."""
-    with _errors():
-        for path in build():
-            typer.echo(f"built {path}")
-
-
-def _apply(names: list[str] | None, action: Callable[[list[str]], list[str]], done: str, skipped: str) -> None:
-    """Run `action` on the chosen names and report each as `done` or `skipped`."""
-    with _errors():
-        chosen = checked_names(names or ())
-        changed = action(chosen)
-        for name in chosen:
-            typer.echo(f"{name}: {done if name in changed else skipped}")
-
-
-@app.command("load")
-def load_cmd(names: Names = None) -> None:
-    """Build if needed and register the algorithms; pins go to /sys/fs/bpf/wificc/NAME/."""
-    _apply(names, load, "loaded", "already loaded")
-
-
-@app.command("unload")
-def unload_cmd(names: Names = None) -> None:
-    """Unregister the algorithms and remove their pins."""
-    _apply(names, unload, "unloaded", "was not loaded")
-
-
-@app.command("list")
-def list_cmd(names: Names = None) -> None:
-    """Show which algorithms are built and loaded, with their knobs."""
-    with _errors():
-        for row in status(names or ()):
-            if row.ops_id is None:
-                state = "built, not loaded" if row.built else "not built"
-            else:
-                state = f"loaded (struct_ops map {row.ops_id})" + ("" if row.pinned else ", not pinned")
-            typer.echo(f"{row.name:<9} {state}" + (f"  {_knob_text(row.knobs)}" if row.knobs else ""))
-
-
-@app.command("set")
-def set_cmd(
-    name: Annotated[str, typer.Argument(help="A loaded algorithm.")],
-    assignments: Annotated[list[str], typer.Argument(help="key=value, e.g. bbrp_pace=5.")],
-) -> None:
-    """Change knobs of a loaded algorithm; running flows use them from their next ACK."""
-    with _errors():
-        (name,) = checked_names([name])
-        typer.echo(f"{name}: {_knob_text(set_knobs(name, assignments))}")

@@ -39,11 +39,10 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
-import typer
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -1150,18 +1149,3 @@ def plot(directory: str | os.PathLike[str], out: str | os.PathLike[str] | None =
         kind = kind_of(experiment)
         drawn += plot_sweep(experiment, where) if kind == "sweep" else plot_run(experiment, where)
     return drawn
-
-
-def plot_cmd(
-    directory: Annotated[
-        Path, typer.Argument(help="A run directory (wificc run --out), a sweep, or a directory of them.")
-    ],
-    out: Annotated[Path | None, typer.Option(help="Directory of the figures; default DIR/figures.")] = None,
-) -> None:
-    """Draw the figures of a run or a sweep (PNG and SVG)."""
-    from wificc.cli import user_errors
-
-    with user_errors():
-        drawn = plot(directory, out)
-    for caption, paths in drawn:
-        typer.echo(f"{caption}: {', '.join(str(p) for p in paths)}")

@@ -54,9 +54,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from wificc import stats
 from wificc.result import SCENARIO_FILE, RunLike, as_run, write_file
@@ -514,28 +512,6 @@ def export(
     data = json.dumps(doc, indent=2, sort_keys=True).encode()
     # gzip.compress writes no file name and, with mtime 0, no date.
     return write_file(target, gzip.compress(data, mtime=0))
-
-
-def flent_cmd(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory (wificc run --out DIR), or a sweep's.")],
-    out: Annotated[Path | None, typer.Option(help=f"File to write (one run); default RUN_DIR/<test>{SUFFIX}.")] = None,
-    test: Annotated[str | None, typer.Option(help=f"Flent test: {', '.join(TESTS)}; default from the flows.")] = None,
-    title: Annotated[str | None, typer.Option(help="Flent TITLE; default: cc, path and stack settings.")] = None,
-) -> None:
-    """Export runs as Flent data files: plot them with flent -i FILE -p totals -o plot.png."""
-    from wificc.cli import user_errors
-
-    with user_errors():
-        runs = run_directories(run_dir)
-        if out is not None and len(runs) != 1:
-            raise ValueError(f"--out: {run_dir} holds {len(runs)} runs; --out names the file of one run")
-        written = []
-        for directory in runs:
-            run = as_run(directory)
-            name = flent_test(run, test)
-            written.append((export(run, out or directory / f"{name}{SUFFIX}", test=name, title=title), name))
-    for path, name in written:
-        typer.echo(f"wrote {path} (Flent test {name}): flent -i {path} -p totals -o {name}.png")
 
 
 def run_directories(directory: str | os.PathLike[str]) -> list[Path]:

@@ -137,8 +137,13 @@ def reset_peak() -> None:
         pass
 
 
+def no_progress(done_ns: int, total_ns: int) -> None:
+    """A run's progress callback that shows nothing: given to the core, it still lets a run in
+    the main thread notice Ctrl-C (``KeyboardInterrupt``) every 100 ms of simulated time."""
+
+
 def run_measured(text: str, fmt: str) -> tuple[str, int]:
     """``_core.run(text, fmt)`` and the peak resident bytes of the process during it."""
     reset_peak()
-    document = _core.run(text, fmt)
+    document = _core.run(text, fmt, no_progress)
     return document, peak()

@@ -41,10 +41,9 @@ import tempfile
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import pandas as pd
-import typer
 
 from wificc import _core, figures, reference, stats
 from wificc.flent import load_window
@@ -545,15 +544,3 @@ def write(
     """Write the report of ``directory`` to ``out`` (default DIR/report.html) atomically."""
     target = Path(directory) / REPORT_FILE if out is None else Path(out)
     return write_file(target, render(directory, now=now, machine=machine).encode("utf-8"))
-
-
-def report_cmd(
-    directory: Annotated[Path, typer.Argument(help="A run, a sweep, or a directory of them.")],
-    out: Annotated[Path | None, typer.Option(help=f"File to write; default DIR/{REPORT_FILE}.")] = None,
-) -> None:
-    """Write a self-contained HTML report: figures, tables, the parameters of every run."""
-    from wificc.cli import user_errors
-
-    with user_errors():
-        path = write(directory, out)
-    typer.echo(f"wrote {path}")

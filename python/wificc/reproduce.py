@@ -12,7 +12,9 @@ returns the headline table: median goodput and median ping per setting of each e
 the experiment names in its ``quick`` table, or else its first :data:`QUICK_VALUES` values.
 
 Experiments that replay the LTE traces (``traces``) read them from a directory: the one given,
-else :data:`TRACE_DIRS` in order; without the files those experiments are skipped and said so.
+else ``$WIFICC_TRACES``, else ``traces`` in the user data directory
+(:func:`wificc.userdirs.trace_dir`); without the files those experiments are skipped and said
+so, with where to get them.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import pandas as pd
-import typer
 
-from wificc import figures, papers, report, stats, storage
+from wificc import figures, papers, report, stats, storage, userdirs
 from wificc.models import startup
-from wificc.sweep import Run, SweepError, expand, sweep
+from wificc.progress import SweepBar
+from wificc.sweep import Run, expand, sweep
 
 # Repetitions of every grid point, and with --quick.
 REPETITIONS = 10
@@ -42,8 +44,6 @@ QUICK_LENGTH = "5s"
 QUICK_DELAY = "1s"
 # Values kept of a grid list that the experiment's quick table does not name.
 QUICK_VALUES = 2
-# Where the LTE traces are looked for when no directory is given (the first that exists).
-TRACE_DIRS = (Path("../shared/traces"), Path("/work/shared/traces"))
 BITS_PER_MBIT = 1e6
 # The headline table a reproduction writes beside its sweeps.
 HEADLINE_CSV = "headline.csv"
@@ -441,13 +441,9 @@ def study(name: str) -> Study:
 
 
 def trace_dir(given: str | os.PathLike[str] | None = None) -> Path | None:
-    """The LTE trace directory: ``given`` (which must exist), else the first of TRACE_DIRS."""
-    if given is not None:
-        path = Path(given)
-        if not path.is_dir():
-            raise ValueError(f"--traces: {str(path)!r} is not a directory, expected the directory of the LTE traces")
-        return path
-    return next((p for p in TRACE_DIRS if p.is_dir()), None)
+    """The LTE trace directory: ``given`` (which must exist), else the default one that exists
+    (:func:`wificc.userdirs.trace_dir`)."""
+    return userdirs.trace_dir(given)
 
 
 def missing_traces(experiment: Experiment, traces: Path | None) -> list[str]:
@@ -619,23 +615,25 @@ def reproduce(
     for experiment in chosen:
         missing = missing_traces(experiment, folder)
         if missing:
-            where = str(folder) if folder else " or ".join(str(p) for p in TRACE_DIRS)
-            skipped.append(f"{experiment.name}: trace files {', '.join(missing)} not found in {where}")
+            where = f"in {folder}" if folder else f"({userdirs.where_traces()})"
+            skipped.append(f"{experiment.name}: trace files {', '.join(missing)} not found {where}")
             continue
-        # Expand every grid first: a bad point is reported before anything runs.
         grids[experiment.name] = grid_of(experiment, quick=quick, traces=folder, kernel=kernel or spec.kernel)
-        expand(grids[experiment.name], reps)
-    for experiment in chosen:
-        if experiment.name in grids:
-            sweep(
-                grids[experiment.name],
-                root / experiment.name,
-                workers=workers,
-                repetitions=reps,
-                progress=progress,
-                flent_files=flent_files,
-            )
-            done.append(experiment)
+    # Expand every grid first: a bad point is reported before anything runs, and the bar
+    # knows every run.
+    total = sum(len(expand(grid, reps)) for grid in grids.values())
+    with SweepBar(runs=total, sweeps=len(grids), shown=progress) as bar:
+        for experiment in chosen:
+            if experiment.name in grids:
+                sweep(
+                    grids[experiment.name],
+                    root / experiment.name,
+                    workers=workers,
+                    repetitions=reps,
+                    flent_files=flent_files,
+                    bar=bar,
+                )
+                done.append(experiment)
     if not done:
         raise ValueError(f"{name}: nothing to run; " + "; ".join(skipped))
     drawn = figures.plot(root)
@@ -699,78 +697,3 @@ def headline_markdown(table: pd.DataFrame, title: str) -> str:
 def format_headline(table: pd.DataFrame) -> str:
     """The headline table as aligned text."""
     return "(no runs)" if table.empty else _shown(table).to_string(index=False)
-
-
-def reproduce_cmd(
-    name: Annotated[str, typer.Argument(help=f"The study: {', '.join(STUDIES)}.", show_default=False)],
-    quick: Annotated[bool, typer.Option(help="Fewer repetitions, shorter runs, a subset of each grid (CI).")] = False,
-    out: Annotated[Path | None, typer.Option(help="Results directory (default results/<NAME>[-quick]).")] = None,
-    workers: Annotated[int | None, typer.Option(help="Local worker processes (default: CPU count).")] = None,
-    repetitions: Annotated[
-        int | None, typer.Option(help="Runs of every grid point (default 10; 2 with --quick).")
-    ] = None,
-    traces: Annotated[
-        Path | None,
-        typer.Option(help="Directory of the LTE traces (default ../shared/traces, then /work/shared/traces)."),
-    ] = None,
-    flent_files: Annotated[bool, typer.Option("--flent", help="Write each run's .flent.gz beside its tables.")] = False,
-    experiment: Annotated[
-        list[str] | None,
-        typer.Option("--experiment", "-e", help="Run only this experiment of the study (repeatable)."),
-    ] = None,
-    kernel: Annotated[
-        str | None,
-        typer.Option(help="Kernel profile of every run (default: the study's testbed kernel)."),
-    ] = None,
-    compare_only: Annotated[
-        bool,
-        typer.Option(
-            "--compare-only",
-            help="Run nothing: rebuild comparison.md/.csv (wificc beside the paper) from the sweeps in --out.",
-        ),
-    ] = False,
-) -> None:
-    """Reproduce a published study: its sweeps, figures, report.html, headline table and the
-    side-by-side comparison with the paper's figures."""
-    from wificc.cli import user_errors
-
-    target = out if out is not None else Path("results") / (f"{name}-quick" if quick else name)
-    if compare_only:
-        with user_errors():
-            study(name)
-            frame = write_comparison(name, target)
-        counts = frame["agrees"].value_counts()
-        typer.echo(
-            f"{len(frame)} lines ({counts.get('yes', 0)} agree, {counts.get('no', 0)} disagree), "
-            f"{target / papers.COMPARISON_MD} and {target / papers.COMPARISON_CSV}"
-        )
-        return
-    with user_errors():
-        try:
-            done = reproduce(
-                name,
-                target,
-                quick=quick,
-                workers=workers,
-                repetitions=repetitions,
-                traces=traces,
-                flent_files=flent_files,
-                experiments=experiment,
-                kernel=kernel,
-            )
-        except SweepError as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(1) from None
-    spec = study(name)
-    typer.echo(f"{spec.title}\ntestbed: {spec.described()} (kernel profile {kernel or spec.kernel})\n")
-    typer.echo(format_headline(done.headline))
-    for experiment, frame in done.anova.items():
-        typer.echo(f"\nANOVA across congestion controls, {experiment} ({target / experiment / 'anova.csv'}):")
-        typer.echo(frame.to_string(index=False))
-    for note in done.skipped:
-        typer.echo(f"skipped: {note}")
-    typer.echo(
-        f"\nsweeps in {target}/<experiment>/, figures in {target / 'figures'}/, report {done.report}, "
-        f"headline table {target / HEADLINE_MD}, beside the paper {target / papers.COMPARISON_MD}"
-    )
-    typer.echo(f"took {done.wall_s:.0f} s")

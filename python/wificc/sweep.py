@@ -51,6 +51,7 @@ import multiprocessing
 import os
 import re
 import signal
+import sys
 import tomllib
 import types
 import typing
@@ -59,14 +60,13 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import pandas as pd
-import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from wificc import _core, api, flent, memory, scenarios, storage
+from wificc.progress import SweepBar
 from wificc.result import PEAK_FIELD, Result
 
 GridLike = Mapping[str, Any] | str | os.PathLike[str]
@@ -607,7 +607,7 @@ def _execute_local(todo: list[Run], workers: int, collector: _Collector) -> None
             collector.take(run, lambda run=run: simulate(json.dumps(run.scenario)))
         return
     # Fork where the platform has it: workers start at once and a script needs no
-    # `if __name__ == "__main__"` guard (the progress bar has no thread to fork, see bar_of).
+    # `if __name__ == "__main__"` guard (the progress bar has no thread to fork, see wificc.progress).
     fork = "fork" in multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if fork else None)
     pool = ProcessPoolExecutor(
@@ -688,14 +688,6 @@ def _store_grid(out: Path, grid: GridLike) -> None:
         storage.write_text(out / (json_file if path.suffix.lower() == ".json" else toml_file), path.read_text())
 
 
-def bar_of(console: Console | None, shown: bool) -> Progress:
-    """The sweep's progress bar (on stderr by default). It refreshes on each finished run,
-    without a thread of its own, so pool workers can be forked while it shows."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    console = console or Console(stderr=True, highlight=False, markup=False)
-    return Progress(*columns, console=console, disable=not shown, auto_refresh=False)
-
-
 def flent_tests(runs: Iterable[Run]) -> dict[str, str]:
     """The Flent test of each run, by run id; a run whose traffic is no Flent test is an error
     naming it, raised before anything runs."""
@@ -718,6 +710,7 @@ def sweep(
     progress: bool = True,
     console: Console | None = None,
     flent_files: bool | None = None,
+    bar: SweepBar | None = None,
 ) -> pd.DataFrame:
     """Run every run of ``grid`` not yet in ``out``; return the grid's rows of runs.parquet.
 
@@ -726,8 +719,9 @@ def sweep(
     pool. ``repetitions`` overrides the grid's. ``flent_files`` overrides the grid's ``flent``:
     every run gets its ``.flent.gz`` (runs stored earlier without one get it from their
     tables). Runs stored by another simulator model are run again and replaced (see the
-    module's docstring). Raises :class:`SweepError` after storing every other run if some runs
-    failed.
+    module's docstring). The progress bar (``progress``, on ``console`` or stderr) is this
+    sweep's own, or ``bar``, one shared with other sweeps (:class:`wificc.progress.SweepBar`).
+    Raises :class:`SweepError` after storing every other run if some runs failed.
     """
     if workers is not None:
         _at_least_one("workers", workers)
@@ -740,7 +734,10 @@ def sweep(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with storage.locked(out):
-        return _sweep_locked(grid, out, runs, tests, scheduler, workers, console, progress)
+        own = bar is None
+        shown = bar if bar is not None else SweepBar(console=console, shown=progress)
+        with shown if own else nullcontext(shown):
+            return _sweep_locked(grid, out, runs, tests, scheduler, workers, shown)
 
 
 def _sweep_locked(
@@ -750,8 +747,7 @@ def _sweep_locked(
     tests: Mapping[str, str],
     scheduler: Any,
     workers: int | None,
-    console: Console | None,
-    progress: bool,
+    bar: SweepBar,
 ) -> pd.DataFrame:
     """:func:`sweep` once it holds the results directory's lock."""
     _store_grid(out, grid)
@@ -775,16 +771,16 @@ def _sweep_locked(
     # Connect before the progress bar shows: an unreachable scheduler is reported at once.
     cluster = _dask_client(scheduler) if scheduler is not None and todo else nullcontext()
     try:
-        with cluster as client, bar_of(console, progress) as bar:
+        with cluster as client:
             for note in notes:
-                bar.console.print(note)
+                bar.note(note)
             if stale:
-                bar.console.print(
+                bar.note(
                     f"{len(stale)} stored runs come from another simulator model than this one "
                     f"({_core.MODEL}): running them again"
                 )
-            task = bar.add_task(f"sweep ({len(runs) - len(todo)} of {len(runs)} already done)", total=len(todo))
-            collector.stored = lambda run: bar.update(task, advance=1, description=f"done {run.label()}", refresh=True)
+            bar.begin(out.name, len(runs), len(runs) - len(todo))
+            collector.stored = lambda run: bar.stored(run.label())
             if client is not None:
                 _execute_dask(todo, client, collector)
             elif todo:
@@ -799,39 +795,12 @@ def _sweep_locked(
     return table[table["run_id"].isin(ids)].reset_index(drop=True)
 
 
-def sweep_command(
-    grid: Annotated[Path, typer.Argument(help="Grid file (TOML or JSON).", show_default=False)],
-    out: Annotated[Path | None, typer.Option(help="Results directory (default results/<grid file name>).")] = None,
-    workers: Annotated[int | None, typer.Option(help="Local worker processes (default: CPU count).")] = None,
-    scheduler: Annotated[
-        str | None,
-        typer.Option(help="Dask scheduler address (e.g. tcp://host:8786) instead of local workers."),
-    ] = None,
-    repetitions: Annotated[
-        int | None, typer.Option(help="Runs of every grid point (overrides the grid's 'repetitions').")
-    ] = None,
-    flent_files: Annotated[
-        bool | None,
-        typer.Option("--flent/--no-flent", help="Write each run's .flent.gz (default: the grid's 'flent')."),
-    ] = None,
-    memory_limit: Annotated[
-        str | None,
-        typer.Option(help="Refuse runs estimated to need more memory (e.g. 4000mb; default half the RAM)."),
-    ] = None,
-) -> None:
-    """Run a parameter sweep from a TOML grid; a re-run skips finished runs."""
-    from wificc.cli import user_errors
+class _CallableModule(types.ModuleType):
+    """This module's type: ``wificc.sweep(grid, out, ...)`` calls :func:`sweep` (the package's
+    ``sweep`` attribute is this module once it is imported)."""
 
-    target = out if out is not None else Path("results") / grid.stem
-    with user_errors():
-        if memory_limit is not None:
-            # Read by every local worker (forked from here) before each run.
-            os.environ[memory.ENV_LIMIT] = str(memory.limit(memory_limit))
-        try:
-            table = sweep(
-                grid, target, workers=workers, scheduler=scheduler, repetitions=repetitions, flent_files=flent_files
-            )
-        except SweepError as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(1) from None
-    typer.echo(f"{len(table)} runs in {target / storage.RUNS_TABLE} (per-run tables in {target / storage.RUNS_DIR}/)")
+    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -61,10 +61,9 @@ import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import pandas as pd
-import typer
 
 from wificc import api, emu, scenarios, storage
 from wificc.result import Result, staging_path
@@ -391,77 +390,3 @@ def run_grid(
     rows = write_tables(directory, grid)
     ids = {c.id for c in grid}
     return storage.table(r for r in rows if r["cell"] in ids)
-
-
-def _split(values: list[str] | None, default: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(values) if values else default
-
-
-def grid_cmd(
-    out: Annotated[Path, typer.Argument(help="Directory of the cells and tables (resumed if present).")],
-    rate: Annotated[list[str] | None, typer.Option(help="Rates (repeat); default 10mbit, 50mbit.")] = None,
-    rtt: Annotated[list[str] | None, typer.Option(help="Base RTTs (repeat); default 20ms, 100ms.")] = None,
-    buffer: Annotated[
-        list[str] | None, typer.Option(help="pfifo buffers (repeat); default 0.25bdp, 1bdp, 5bdp.")
-    ] = None,
-    cc: Annotated[
-        list[str] | None, typer.Option(help="Congestion controls (repeat); default cubic, reno, bbr.")
-    ] = None,
-    length: Annotated[str, typer.Option(help="TCP time of each run.")] = scenarios.DEFAULT_LENGTH,
-    delay: Annotated[str, typer.Option(help="Ping-only time before and after.")] = scenarios.DEFAULT_DELAY,
-    attempts: Annotated[
-        int, typer.Option(help="Kernel runs of a cell at most while the emulator is late.")
-    ] = DEFAULT_ATTEMPTS,
-    tag_prefix: Annotated[
-        str | None, typer.Option(help="Start of the emulator's run tags (1-2 lowercase letters/digits).")
-    ] = None,
-    traffic_priority: Annotated[
-        int, typer.Option(help="SCHED_FIFO priority of the kernel runs' traffic threads (0: normal).")
-    ] = emu.TRAFFIC_RT_PRIORITY,
-    suite: Annotated[
-        str | None,
-        typer.Option(
-            help="Run one kernel-check suite into OUT/<suite>/ instead of the wired grid: wired, "
-            "tsq-completion, gso-charge, segments, wifi-download, trace, fairness (the other options "
-            "are the wired grid's)."
-        ),
-    ] = None,
-    smoke: Annotated[bool, typer.Option(help="With --suite: a one-cell smoke run of the suite.")] = False,
-) -> None:
-    """Simulator versus kernel on wired paths: every cell of rate x RTT x buffer x cc, one
-    tcp_upload each in the simulator and through the emulator; writes table.csv/.parquet/.md.
-    With --suite, one of the kernel checks (wificc.kernelcheck) instead."""
-    if suite is not None or smoke:
-        _suite_cmd(out, suite, smoke)
-        return
-    with emu._cli().user_errors():
-        grid = cells(
-            _split(rate, GRID_RATES), _split(rtt, GRID_RTTS), _split(buffer, GRID_BUFFERS), _split(cc, GRID_CCS)
-        )
-        frame = run_grid(
-            out,
-            grid,
-            length=length,
-            delay=delay,
-            attempts=attempts,
-            tag_prefix=tag_prefix,
-            traffic_priority=traffic_priority,
-            report=typer.echo,
-        )
-    agree = int((frame["goodput_ok"] & frame["ping_ok"]).sum())
-    typer.echo(f"{agree} of {len(frame)} cells within tolerance; wrote {out}/table.md")
-
-
-def _suite_cmd(out: Path, name: str | None, smoke: bool) -> None:
-    from wificc import kernelcheck
-
-    with emu._cli().user_errors():
-        if name is None:
-            raise ValueError("--smoke: needs --suite NAME")
-        try:
-            frame = kernelcheck.run_suite(name, out, smoke=smoke, report=typer.echo)
-        except kernelcheck.Unavailable as e:
-            typer.echo(str(e))
-            raise typer.Exit(0) from None
-    ok = int((frame["verdict"] == "ok").sum()) if "verdict" in frame else 0
-    typer.echo(f"{ok} of {len(frame)} cells ok; wrote {kernelcheck.suite_dir(out, name, smoke)}/table.md")

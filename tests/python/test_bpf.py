@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 from wificc import bpf
+from wificc.cli import app
 
 #: The bottleneck: token bucket rate, bucket depth (2 MTUs), queue limit (bytes, ~24 ms).
 RATE_MBIT = 50
@@ -424,16 +425,16 @@ def test_an_interrupted_load_leaves_nothing(built):
 
 def test_command_line(built):
     runner = CliRunner()
-    loaded = runner.invoke(bpf.app, ["load", "wbbrp"])
+    loaded = runner.invoke(app, ["bpf", "load", "wbbrp"])
     assert (loaded.exit_code, loaded.output) == (0, "wbbrp: loaded\n")
-    listing = runner.invoke(bpf.app, ["list", "wbbrp", "wbbr"]).output.splitlines()
+    listing = runner.invoke(app, ["bpf", "list", "wbbrp", "wbbr"]).output.splitlines()
     assert listing[0].startswith("wbbrp     loaded (struct_ops map ")
     assert listing[0].endswith("  extra_acked=1 bbrp_pace=6")
     assert listing[1] == "wbbr      built, not loaded"
-    wrong = runner.invoke(bpf.app, ["set", "wbbrp", "bbrp_pace=64"])
+    wrong = runner.invoke(app, ["bpf", "set", "wbbrp", "bbrp_pace=64"])
     assert wrong.exit_code == 1
     assert "error: wbbrp: knob bbrp_pace = '64': expected an integer from 1 to 63" in wrong.output
-    unloaded = runner.invoke(bpf.app, ["unload", "wbbrp", "wbbr"])
+    unloaded = runner.invoke(app, ["bpf", "unload", "wbbrp", "wbbr"])
     assert (unloaded.exit_code, unloaded.output) == (0, "wbbrp: unloaded\nwbbr: was not loaded\n")
 
 

@@ -157,7 +157,7 @@ def test_ctrl_c_ends_the_sweep_and_its_workers_within_a_second(tmp_path):
 # A sweep of SMALL whose runs wait while the file HOLD exists: a writer that holds its
 # directory for as long as a test needs.
 HELD_SWEEP = """
-import os, sys, time, wificc
+import os, sys, time, wificc, wificc.sweep
 module = sys.modules["wificc.sweep"]
 simulate = module.simulate
 def held(text):

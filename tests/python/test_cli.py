@@ -7,7 +7,8 @@ import os
 import pytest
 import wificc
 from typer.testing import CliRunner
-from wificc import cli
+from wificc import api, bench, cli
+from wificc.cli import runs
 from wificc.result import SCENARIO_FILE, TABLE_FILES
 
 # Short runs: one second of TCP, 0.2 s of ping-only time before and after.
@@ -167,7 +168,7 @@ def test_bench_prints_speed_and_event_rate():
 
 
 def test_bench_scenario_is_the_documented_path():
-    s = wificc.validate(cli.bench.scenario("1s"))
+    s = wificc.validate(bench.scenario("1s"))
     assert s["path"]["rate"] == "1000000000bit"
     assert s["path"]["rtt"] == "10000000ns"
     assert s["path"]["buffer"] == "1bdp"
@@ -185,7 +186,7 @@ def test_demo_compares_the_available_ccas(tmp_path):
     out = tmp_path / "demo"
     result = invoke("demo", "--out", str(out), "--length", "1s", "--delay", "0.2s")
     assert result.exit_code == 0, result.output
-    expected = [cc for cc in cli.DEMO_CCS if cc in {e["name"] for e in wificc.cc_list()}]
+    expected = [cc for cc in runs.DEMO_CCS if cc in {e["name"] for e in wificc.cc_list()}]
     assert expected[:2] == ["cubic", "reno"]
     rows = _demo_rows(out)
     assert [r["cc"] for r in rows] == expected
@@ -205,7 +206,7 @@ def test_demo_compares_the_available_ccas(tmp_path):
 
 def test_demo_skips_a_missing_cca_with_a_note(tmp_path, monkeypatch):
     registry = [e for e in wificc.cc_list() if e["name"] != "reno"]
-    monkeypatch.setattr(cli.api, "cc_list", lambda: registry)
+    monkeypatch.setattr(api, "cc_list", lambda: registry)
     out = tmp_path / "demo"
     result = invoke("demo", "--out", str(out), "--length", "0.5s", "--delay", "0s")
     assert result.exit_code == 0, result.output

@@ -12,6 +12,8 @@ import time
 import pytest
 from typer.testing import CliRunner
 from wificc import api, bpf, emu, scenarios
+from wificc.cli import app
+from wificc.cli.kernel import comparison_lines, scenario_from
 
 RUNNER = CliRunner()
 REASON = emu.unavailable()
@@ -90,7 +92,7 @@ def test_comparison_lines_show_both_runs_and_their_difference():
     row = emu.compare_row("cubic", Fake(40e6, 20.0, 5, 100.0), Fake(44e6, 23.0, 7, 90.0))
     assert (row["sim_retrans"], row["kernel_retrans"]) == (5, 7)
     assert (row["sim_cwnd_mean"], row["kernel_cwnd_mean"]) == (100.0, 90.0)
-    sim, kernel, difference = emu.comparison_lines(row)
+    sim, kernel, difference = comparison_lines(row)
     assert sim == ["cubic", "simulator", "40.00", "20.0", "21.0", "5", "100.0", "-"]
     assert kernel == ["", "kernel", "44.00", "23.0", "24.0", "7", "90.0", "-"]
     # (44 - 40) / 40 = 10%; (23 - 20) / 20 = 15%; (24 - 21) / 21 = 14.3%; 7 - 5; (90 - 100) / 100;
@@ -99,7 +101,7 @@ def test_comparison_lines_show_both_runs_and_their_difference():
     # On a Wi-Fi path the AP's (node 0) mean A-MPDU size: (27 - 30) / 30 = -10%.
     row = emu.compare_row("cubic", Fake(40e6, 20.0, 5, 100.0, 30.0), Fake(44e6, 23.0, 7, 90.0, 27.0))
     assert (row["sim_ap_ampdu_mean"], row["kernel_ap_ampdu_mean"]) == (30.0, 27.0)
-    sim, kernel, difference = emu.comparison_lines(row)
+    sim, kernel, difference = comparison_lines(row)
     assert (sim[-1], kernel[-1], difference[-1]) == ("30.0", "27.0", "-10.0%")
 
 
@@ -136,8 +138,8 @@ def test_with_cc_replaces_every_flows_controller():
 def test_scenario_from_runs_a_file_as_written_or_a_test_with_options(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text('[path]\nkind = "wired"\nrate = "10mbit"\nrtt = "40ms"\n')
-    assert emu.scenario_from(path, None, {"rate": None}) == path
-    built = emu.scenario_from(path, None, {"cc": ["reno"], "length": "2s", "delay": "1s"})
+    assert scenario_from(path, None, {"rate": None}) == path
+    built = scenario_from(path, None, {"cc": ["reno"], "length": "2s", "delay": "1s"})
     assert built["path"]["rtt"] == "40ms"
     assert [f["cc"] for f in built["flows"]] == ["reno"]
     assert built["duration"] == f"{4 * 10**9}ns"
@@ -251,11 +253,11 @@ def test_wifi_download_is_aggregated_at_the_ap_as_in_the_simulator(binary):
     # over the default 2 ms base RTT: the AP's TXQ fills and it sends A-MPDUs of ~30 MPDUs, the
     # simulator's figure for the same scenario.
     options = {"path_kind": "wifi", "chipset": "ath9k", "cc": ["cubic"], "length": "10s", "delay": "1s"}
-    scenario = emu.scenario_from(None, "tcp_download", options)
+    scenario = scenario_from(None, "tcp_download", options)
     sim = api.run(scenario)
     args = ["run", "--test", "tcp_download", "--path", "wifi", "--chipset", "ath9k", "--cc", "cubic"]
     args += ["--length", "10s", "--delay", "1s", "--tag", run_tag(), "--json"]
-    done = RUNNER.invoke(emu.app, args)
+    done = RUNNER.invoke(app, ["emu", *args])
     assert done.exit_code == 0, done.output
     kernel = json.loads(done.stdout)
     goodput, sim_goodput = kernel["flows"][0]["goodput_bps"], sim.flows.iloc[0]["goodput_bps"]
@@ -276,8 +278,23 @@ def test_wifi_download_is_aggregated_at_the_ap_as_in_the_simulator(binary):
 def start_run(tag: str, cc: str = "cubic") -> subprocess.Popen:
     """``wificc emu run`` of a long upload on ``cc`` in a child process, once its namespaces
     exist (and its congestion control is loaded)."""
-    code = "import sys; from wificc.emu import app; app(sys.argv[1:])"
-    args = ["run", "--rate", "20mbit", "--rtt", "10ms", "--length", "30s", "--delay", "0s", "--tag", tag, "--cc", cc]
+    code = "import sys; from wificc.cli import app; app(sys.argv[1:])"
+    args = [
+        "emu",
+        "run",
+        "--rate",
+        "20mbit",
+        "--rtt",
+        "10ms",
+        "--length",
+        "30s",
+        "--delay",
+        "0s",
+        "--tag",
+        tag,
+        "--cc",
+        cc,
+    ]
     child = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while len(leftovers(tag)) < 2:
@@ -356,13 +373,13 @@ def test_terminating_the_emulator_itself_leaves_nothing_behind(binary):
 def test_cleanup_command_removes_leftovers_by_prefix(binary):
     subprocess.run(["ip", "netns", "add", "wcc-zz9-s"], check=True)
     try:
-        result = RUNNER.invoke(emu.app, ["cleanup", "--prefix", "wcc-zz9-"])
+        result = RUNNER.invoke(app, ["emu", "cleanup", "--prefix", "wcc-zz9-"])
         assert result.exit_code == 0, result.output
         assert "removed wcc-zz9-s" in result.stdout
         assert leftovers("zz9") == []
-        again = RUNNER.invoke(emu.app, ["cleanup", "--prefix", "wcc-zz9-"])
+        again = RUNNER.invoke(app, ["emu", "cleanup", "--prefix", "wcc-zz9-"])
         assert again.stdout.strip() == "nothing to remove"
-        refused = RUNNER.invoke(emu.app, ["cleanup", "--prefix", "eth"])
+        refused = RUNNER.invoke(app, ["emu", "cleanup", "--prefix", "eth"])
         assert refused.exit_code == 2
         assert '--prefix "eth": expected a prefix starting with "wcc-"' in refused.stderr
     finally:

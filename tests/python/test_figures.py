@@ -6,7 +6,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import typer
 import wificc
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
@@ -468,9 +467,8 @@ def test_plot_draws_what_fits_a_run_or_a_sweep(upload, bidirectional, tmp_path, 
 
 
 def test_plot_command(upload, tmp_path):
-    app = typer.Typer()
-    app.command("plot")(figures.plot_cmd)
-    app.command("other")(lambda: None)
+    from wificc.cli import app
+
     runner = CliRunner()
     run_dir = upload.save(tmp_path / "run")
     out = runner.invoke(app, ["plot", str(run_dir), "--out", str(tmp_path / "f")])

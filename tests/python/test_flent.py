@@ -300,10 +300,9 @@ def test_export_is_atomic_reproducible_and_equal_from_a_result_or_its_directory(
 
 
 def cli_app() -> typer.Typer:
-    """The command as cli.py wires it."""
-    app = typer.Typer()
-    app.command("flent")(flent.flent_cmd)
-    app.command("other")(lambda: None)
+    """The command line that has the command."""
+    from wificc.cli import app
+
     return app
 
 

@@ -7,16 +7,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import typer
 from typer.testing import CliRunner
 from wificc import papers, reproduce
-from wificc.reproduce import STUDIES, grid_settings, reproduce_cmd
+from wificc.reproduce import STUDIES, grid_settings
 
 
 def app():
-    cli = typer.Typer()
-    cli.command()(reproduce_cmd)
-    return cli
+    from wificc.cli import app as wificc_app
+
+    return wificc_app
 
 
 @pytest.mark.parametrize("name", list(STUDIES))
@@ -286,7 +285,7 @@ def test_compare_only_rebuilds_the_comparison_from_an_output_directory(tmp_path)
         ]
         pd.DataFrame(rows).to_parquet(out / experiment / "runs.parquet")
         (out / experiment / "grid.json").write_text(json.dumps({"test": "trace", "grid": {"cc": ["bbr", "bbr_apg"]}}))
-    result = CliRunner().invoke(app(), ["apg", "--out", str(out), "--compare-only"])
+    result = CliRunner().invoke(app(), ["reproduce", "apg", "--out", str(out), "--compare-only"])
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(out / papers.COMPARISON_CSV, keep_default_na=False, dtype=str)
     # bbr: median 5.5 Mbit/s against 5.73 (0.96); bbr_apg: 5.6 against 5.56 (1.01).
@@ -300,7 +299,7 @@ def test_compare_only_rebuilds_the_comparison_from_an_output_directory(tmp_path)
     assert (delay["wificc"], delay["agrees"]) == ("1.00 x (250.5 / 250.5)", "n/a (other statistic)")
     assert result.output.splitlines()[0].startswith("3 lines (2 agree, 0 disagree)")
     assert (out / papers.COMPARISON_MD).read_text().startswith(f"# {STUDIES['apg'].title}: wificc beside the paper")
-    empty = CliRunner().invoke(app(), ["apg", "--out", str(tmp_path / "none"), "--compare-only"])
+    empty = CliRunner().invoke(app(), ["reproduce", "apg", "--out", str(tmp_path / "none"), "--compare-only"])
     assert empty.exit_code == 2 and "holds no sweep of apg" in empty.output
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 import matplotlib.image as mpimg
 import pandas as pd
 import pytest
-import typer
 import wificc
 from test_figures import SHORT, grid_runs, write_sweep
 from typer.testing import CliRunner
@@ -198,9 +197,8 @@ def test_report_of_a_sweep_has_every_runs_parameters(experiments):
 
 
 def test_report_command(experiments, tmp_path):
-    app = typer.Typer()
-    app.command("report")(report.report_cmd)
-    app.command("other")(lambda: None)
+    from wificc.cli import app
+
     runner = CliRunner()
     out = runner.invoke(app, ["report", str(experiments), "--out", str(tmp_path / "r.html")])
     assert out.exit_code == 0, out.output

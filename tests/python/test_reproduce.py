@@ -4,11 +4,10 @@ import json
 
 import pandas as pd
 import pytest
-import typer
 import wificc
 from typer.testing import CliRunner
 from wificc import papers, reproduce, scenarios
-from wificc.reproduce import STUDIES, grid_of, reproduce_cmd, runs_of
+from wificc.reproduce import STUDIES, grid_of, runs_of
 from wificc.result import Result
 from wificc.sweep import AMPDU_COLUMNS, expand, run_row
 
@@ -77,9 +76,9 @@ def traces(tmp_path_factory):
 
 
 def app():
-    cli = typer.Typer()
-    cli.command()(reproduce_cmd)
-    return cli
+    from wificc.cli import app as wificc_app
+
+    return wificc_app
 
 
 @pytest.mark.parametrize("name", list(STUDIES))
@@ -162,19 +161,19 @@ def test_missing_traces_leave_out_the_trace_experiments(tmp_path):
 
 
 def test_bad_input_names_the_field_and_what_is_expected(tmp_path):
-    result = CliRunner().invoke(app(), ["nope", "--out", str(tmp_path)])
+    result = CliRunner().invoke(app(), ["reproduce", "nope", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "error: NAME: got 'nope', expected one of bbrp, bbrn, wifi6, apg, pg" in result.output
-    result = CliRunner().invoke(app(), ["apg", "--traces", str(tmp_path / "none"), "--out", str(tmp_path)])
+    result = CliRunner().invoke(app(), ["reproduce", "apg", "--traces", str(tmp_path / "none"), "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "--traces: " in result.output and "expected the directory of the LTE traces" in result.output
     with pytest.raises(ValueError, match=r"experiments: got 'x', expected one of constant, step, verizon_lte"):
         reproduce.reproduce("apg", tmp_path, experiments=["x"])
-    result = CliRunner().invoke(app(), ["apg", "-e", "constant", "-e", "x", "--out", str(tmp_path)])
+    result = CliRunner().invoke(app(), ["reproduce", "apg", "-e", "constant", "-e", "x", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "error: experiments: got 'x', expected one of constant, step, verizon_lte" in result.output
     assert not (tmp_path / "constant").exists()
-    result = CliRunner().invoke(app(), ["apg", "--repetitions", "0", "--out", str(tmp_path)])
+    result = CliRunner().invoke(app(), ["reproduce", "apg", "--repetitions", "0", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "repetitions: got 0, expected an integer of at least 1" in result.output
 
@@ -196,9 +195,10 @@ def test_sweep_rows_carry_the_sending_wifi_nodes_ampdu_sizes():
 
 def test_quick_apg_without_traces_writes_sweeps_figures_report_and_headline(tmp_path, monkeypatch):
     # No trace directory anywhere: the schedule experiments run, the trace ones are skipped.
-    monkeypatch.setattr(reproduce, "TRACE_DIRS", (tmp_path / "no-traces",))
+    monkeypatch.setenv("WIFICC_TRACES", str(tmp_path / "no-traces"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "no-data"))
     out = tmp_path / "apg"
-    result = CliRunner().invoke(app(), ["apg", "--quick", "--out", str(out), "--workers", "2"])
+    result = CliRunner().invoke(app(), ["reproduce", "apg", "--quick", "--out", str(out), "--workers", "2"])
     assert result.exit_code == 0, result.output
     for name in ("constant", "step"):
         table = pd.read_parquet(out / name / "runs.parquet")
@@ -212,10 +212,16 @@ def test_quick_apg_without_traces_writes_sweeps_figures_report_and_headline(tmp_
     html = (out / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 8
     assert "<h2>constant (sweep)</h2>" in html and "<h2>step (sweep)</h2>" in html
-    lines = result.output.splitlines()
+    # The progress bar went to stderr; the tables are on stdout.
+    lines = result.stdout.splitlines()
+    where = tmp_path / "no-traces"
     assert (
-        "skipped: verizon_lte: trace files Verizon-LTE-short.up, Verizon-LTE-short.down not found in " in result.output
+        "skipped: verizon_lte: trace files Verizon-LTE-short.up, Verizon-LTE-short.down not found "
+        f"(looked in {where} or {tmp_path / 'no-data' / 'wificc' / 'traces'}; put Mahimahi's traces "
+        "(https://github.com/ravinet/mahimahi/tree/master/traces) there, or give --traces DIR or "
+        "WIFICC_TRACES=DIR)" in result.stdout
     )
+    assert "experiment 2/2 step: done " in result.stderr
     header = next(line for line in lines if "experiment" in line)
     assert header.split() == ["experiment", "setting", "runs", "goodput", "Mbit/s", "ping", "p50", "ms"]
     rows = [line.split() for line in lines if line.split()[:1] in (["constant"], ["step"])]
@@ -252,17 +258,17 @@ def test_quick_apg_without_traces_writes_sweeps_figures_report_and_headline(tmp_
     assert comparison["wificc"].tolist()[0] == rows[0][3]
     assert f"beside the paper {out / papers.COMPARISON_MD}" in result.output
     # Resumable: the same command finds every run done and runs nothing more.
-    again = CliRunner().invoke(app(), ["apg", "--quick", "--out", str(out), "--workers", "2"])
+    again = CliRunner().invoke(app(), ["reproduce", "apg", "--quick", "--out", str(out), "--workers", "2"])
     assert again.exit_code == 0, again.output
     assert len(pd.read_parquet(out / "step" / "runs.parquet")) == 4
     assert [line.split() for line in again.output.splitlines() if line.split()[:1] == ["constant"]] == rows[:2]
     # One experiment on its own: only its sweep is run and reported.
-    alone = CliRunner().invoke(app(), ["apg", "--quick", "--out", str(tmp_path / "alone"), "-e", "step"])
+    alone = CliRunner().invoke(app(), ["reproduce", "apg", "--quick", "--out", str(tmp_path / "alone"), "-e", "step"])
     assert alone.exit_code == 0, alone.output
     assert sorted(p.name for p in (tmp_path / "alone").iterdir() if p.is_dir()) == ["figures", "step"]
     assert not [line for line in alone.output.splitlines() if line.split()[:1] == ["constant"]]
     # One experiment again in the full directory: the headline and comparison keep the others.
-    one = CliRunner().invoke(app(), ["apg", "--quick", "--out", str(out), "-e", "step"])
+    one = CliRunner().invoke(app(), ["reproduce", "apg", "--quick", "--out", str(out), "-e", "step"])
     assert one.exit_code == 0, one.output
     assert markdown[4] in (out / reproduce.HEADLINE_MD).read_text().splitlines()
     assert "constant" in pd.read_csv(out / papers.COMPARISON_CSV)["experiment"].tolist()

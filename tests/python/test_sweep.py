@@ -20,7 +20,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 from wificc import flent, storage
 from wificc.result import PEAK_FIELD, SCENARIO_FILE, TABLE_FILES
-from wificc.sweep import SweepError, expand, run_id, sweep_command
+from wificc.sweep import SweepError, expand, run_id
 
 sweep_module = sys.modules["wificc.sweep"]
 
@@ -467,9 +467,8 @@ def test_sweep_arguments_are_checked(tmp_path):
 
 
 def _cli() -> typer.Typer:
-    app = typer.Typer()
-    app.command("sweep")(sweep_command)
-    app.command("other")(lambda: None)
+    from wificc.cli import app
+
     return app
 
 

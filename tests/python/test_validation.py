@@ -7,7 +7,6 @@ import os
 import threading
 
 import pytest
-import typer
 from typer.testing import CliRunner
 from wificc import cli, emu, validation
 from wificc.result import Result
@@ -197,8 +196,6 @@ def test_simulator_meets_the_kernel_on_a_small_grid(tmp_path):
 
 
 def test_command_reports_bad_input_without_a_traceback():
-    app = typer.Typer()
-    app.command()(validation.grid_cmd)
-    done = RUNNER.invoke(app, ["out", "--attempts", "0"])
+    done = RUNNER.invoke(cli.app, ["validate-grid", "out", "--attempts", "0"])
     assert done.exit_code == cli.EXIT_USER_ERROR
     assert "error: --attempts: got 0, expected a whole number >= 1" in done.output

@@ -5,10 +5,12 @@ use serde_json::{json, Value};
 
 use crate::cc;
 use crate::kernel::{Kernel, Profile};
+use crate::metrics::results::RunResult;
 use crate::net::wifi::driver::Driver;
 use crate::net::wifi::phy::PRESETS;
 use crate::scenario::{self, Format, Scenario};
 use crate::schema::{driver_kind_text, DRIVER_KINDS};
+use crate::units::Nanos;
 
 /// Parse and validate a scenario; returns the normalised scenario (all defaults filled) as JSON.
 pub fn validate(text: &str, format: Format) -> Result<Value, String> {
@@ -25,9 +27,32 @@ pub fn run_text(text: &str, format: Format) -> Result<Value, String> {
 /// Run a parsed scenario.
 pub fn run(s: &Scenario) -> Result<Value, String> {
     let result = scenario::run(s).map_err(|e| e.to_string())?;
-    let mut v = serde_json::to_value(&result).map_err(|e| e.to_string())?;
+    results_value(s, &result)
+}
+
+fn results_value(s: &Scenario, result: &RunResult) -> Result<Value, String> {
+    let mut v = serde_json::to_value(result).map_err(|e| e.to_string())?;
     v["scenario"] = serde_json::to_value(s).map_err(|e| e.to_string())?;
     Ok(v)
+}
+
+/// [`run_text`], calling `report(done, total)` (simulated ns reached, the scenario's duration)
+/// every `every` ns of simulated time; `Ok(None)` when `report` returned false and the run
+/// stopped there.
+pub fn run_text_reporting(
+    text: &str,
+    format: Format,
+    every: Nanos,
+    report: &mut dyn FnMut(Nanos, Nanos) -> bool,
+) -> Result<Option<Value>, String> {
+    let s = Scenario::parse(text, format).map_err(|e| e.to_string())?;
+    let total = s.duration.0;
+    match scenario::run_reporting(&s, every, &mut |done| report(done, total))
+        .map_err(|e| e.to_string())?
+    {
+        Some(result) => results_value(&s, &result).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// The congestion-control registry: name, summary, source, default parameters and each

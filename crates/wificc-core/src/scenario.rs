@@ -35,7 +35,7 @@ use crate::sim::Rng;
 use crate::tcp::config::{SenderConfig, TsqMode};
 use crate::units::{Bytes, NSEC_PER_MSEC, NSEC_PER_SEC};
 
-pub use crate::topology::{build, build_network, run, Net};
+pub use crate::topology::{build, build_network, run, run_reporting, Net};
 
 /// A scenario error: the field path, and what is wrong with its value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -33,7 +33,7 @@ use crate::scenario::{
 use crate::sim::Rng;
 use crate::tcp::receiver::{EcnEcho, TcpReceiver};
 use crate::tcp::sender::TcpSender;
-use crate::units::{secs, NSEC_PER_SEC};
+use crate::units::{secs, Nanos, NSEC_PER_SEC};
 use crate::world::{Hop, PingKind, QueueRef, World};
 
 /// A built path: for each client, the hops from it to the server (`up`) and back (`down`).
@@ -413,6 +413,22 @@ pub fn run(s: &Scenario) -> Result<RunResult, ScenarioError> {
     world.run(s.duration.0);
     let wall_s = wall.elapsed().as_secs_f64();
     Ok(summarise(s, &world, wall_s))
+}
+
+/// [`run`], calling `report` with the simulated time reached every `every` of simulated time
+/// ([`World::run_reporting`]); `None` when `report` stopped the run.
+pub fn run_reporting(
+    s: &Scenario,
+    every: Nanos,
+    report: &mut dyn FnMut(Nanos) -> bool,
+) -> Result<Option<RunResult>, ScenarioError> {
+    let mut world = build(s)?;
+    let wall = std::time::Instant::now();
+    if !world.run_reporting(s.duration.0, every, report) {
+        return Ok(None);
+    }
+    let wall_s = wall.elapsed().as_secs_f64();
+    Ok(Some(summarise(s, &world, wall_s)))
 }
 
 fn ms(ns: Option<f64>) -> Option<f64> {

@@ -441,6 +441,49 @@ impl World {
 
     /// Run until simulated time `until`.
     pub fn run(&mut self, until: Nanos) {
+        self.schedule_start(until);
+        while let Some(ev) = self.queue.pop_until(until) {
+            self.dispatch(ev.event);
+        }
+        self.queue.advance_to(until);
+        self.catch_up_links();
+    }
+
+    /// Run until simulated time `until`, calling `report` with the simulated time reached at
+    /// every multiple of `every` before `until`, once every event due by then has run. The run
+    /// goes in spans of `every`, each the loop of [`World::run`] (no cost per event), and the
+    /// report does not touch the world, so results are those of [`World::run`]. When `report`
+    /// returns false the run stops there (a front end's interruption) and this returns false;
+    /// true when it ended at `until`.
+    pub fn run_reporting(
+        &mut self,
+        until: Nanos,
+        every: Nanos,
+        report: &mut dyn FnMut(Nanos) -> bool,
+    ) -> bool {
+        self.schedule_start(until);
+        let every = every.max(1);
+        let mut stop = every.min(until);
+        loop {
+            while let Some(ev) = self.queue.pop_until(stop) {
+                self.dispatch(ev.event);
+            }
+            if stop >= until {
+                break;
+            }
+            if !report(stop) {
+                return false;
+            }
+            stop = stop.saturating_add(every).min(until);
+        }
+        self.queue.advance_to(until);
+        self.catch_up_links();
+        true
+    }
+
+    /// The events a run schedules before its first: sampling, the warm-up's and the load
+    /// window's ends (once, on the first call).
+    fn schedule_start(&mut self, until: Nanos) {
         if self.queue.processed() == 0 {
             if self.step > 0 {
                 self.queue.schedule(self.step, Event::Sample);
@@ -455,11 +498,6 @@ impl World {
                 self.queue.schedule(self.load.to, Event::LoadEnd);
             }
         }
-        while let Some(ev) = self.queue.pop_until(until) {
-            self.dispatch(ev.event);
-        }
-        self.queue.advance_to(until);
-        self.catch_up_links();
     }
 
     /// Let every lazy link carry out the starts due by now (see `net::link`), so that its

@@ -3,7 +3,7 @@
 //!
 //! **Clock.** Model time is nanoseconds of `CLOCK_MONOTONIC` since the emulator's origin, the
 //! instant its network was ready; the origin is published so that traffic generators
-//! (`python/wificc/emu.py`, whose `time.monotonic_ns()` reads the same clock) can start flows
+//! (`python/wificc/emu/traffic.py`, whose `time.monotonic_ns()` reads the same clock) can start flows
 //! and pings at scenario times.
 //!
 //! **Waiting.** A sleeping process wakes some tens of microseconds after its timer on an idle

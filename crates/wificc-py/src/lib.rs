@@ -2,7 +2,7 @@
 //! results come back as JSON text, which the Python side turns into DataFrames; the simulation
 //! runs with the GIL released, so a thread pool can run several scenarios at once.
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use wificc_core::api;
 use wificc_core::kernel::Kernel;
@@ -19,15 +19,41 @@ fn format_of(name: &str) -> PyResult<Format> {
     }
 }
 
+/// Simulated time between two calls of a run's progress callback, which are also when a run
+/// looks for a pending Ctrl-C: 100 ms.
+const PROGRESS_EVERY_NS: u64 = 100_000_000;
+
 /// Run a scenario (TOML or JSON text) and return the results as JSON text.
+///
+/// `progress`, if given, is called as `progress(done_ns, total_ns)` every 100 ms of simulated
+/// time, with the GIL held; before each call the run checks for signals, so Ctrl-C raises
+/// `KeyboardInterrupt` within one such step. An exception from either ends the run and is
+/// raised here.
 #[pyfunction]
-#[pyo3(signature = (text, format = "json"))]
-fn run(py: Python<'_>, text: String, format: &str) -> PyResult<String> {
+#[pyo3(signature = (text, format = "json", progress = None))]
+fn run(py: Python<'_>, text: String, format: &str, progress: Option<PyObject>) -> PyResult<String> {
     let fmt = format_of(format)?;
-    let v = py
-        .allow_threads(|| api::run_text(&text, fmt))
-        .map_err(PyValueError::new_err)?;
-    Ok(v.to_string())
+    let Some(progress) = progress else {
+        let v = py
+            .allow_threads(|| api::run_text(&text, fmt))
+            .map_err(PyValueError::new_err)?;
+        return Ok(v.to_string());
+    };
+    let mut failure: Option<PyErr> = None;
+    let outcome = py.allow_threads(|| {
+        api::run_text_reporting(&text, fmt, PROGRESS_EVERY_NS, &mut |done, total| {
+            Python::with_gil(|py| {
+                let called = py
+                    .check_signals()
+                    .and_then(|()| progress.call1(py, (done, total)).map(drop));
+                called.map_err(|e| failure = Some(e)).is_ok()
+            })
+        })
+    });
+    match outcome.map_err(PyValueError::new_err)? {
+        Some(v) => Ok(v.to_string()),
+        None => Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run interrupted"))),
+    }
 }
 
 /// Validate a scenario and return it with every default filled in, as JSON text.

@@ -13,20 +13,19 @@ base RTT, sharing a 100 Mbit/s bottleneck with a pfifo of 1 or 5 BDP (the catalo
 simulator's ``bbr_pg`` and ``bbr``: each flow's goodput, the 10 ms flow's share and Jain's index.
 
 Both sides run the running kernel's profile (:func:`wificc.kernelcheck.running_kernel`). The
-trace files are looked up in ``$WIFICC_TRACE_DIR``, else ``../shared/traces`` beside the
-repository.
+trace files are looked up as a reproduction's are: ``$WIFICC_TRACES``, else ``traces`` in the
+user data directory (:func:`wificc.userdirs.trace_dir`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from wificc import api, emu, scenarios
+from wificc import api, emu, scenarios, userdirs
 from wificc.kernelcheck import (
     CLOSING_COLUMNS,
     DIFFERENCES,
@@ -47,7 +46,7 @@ from wificc.kernelcheck import (
 )
 from wificc.stats import jain_index
 
-TRACE_DIR_ENV = "WIFICC_TRACE_DIR"
+TRACE_DIR_ENV = userdirs.TRACES_ENV
 TRACES = {"verizon": "Verizon-LTE-short", "tmobile": "TMobile-LTE-short"}
 TRACE_CCS = ("wbbr_apg", "bbr")
 FAIRNESS_CCS = ("wbbr_pg", "bbr")
@@ -60,18 +59,16 @@ DELAY = "2s"
 SMOKE_DELAY = "1s"
 
 
-def trace_dir() -> Path:
-    env = os.environ.get(TRACE_DIR_ENV)
-    return Path(env) if env else emu.REPO_ROOT.parent / "shared" / "traces"
-
-
 def trace_files(name: str) -> tuple[Path, Path]:
     """(uplink, downlink) files of trace ``name``; :class:`Unavailable` when missing."""
-    base = trace_dir() / TRACES[name]
+    folder = userdirs.trace_dir()
+    if folder is None:
+        raise Unavailable(f"the LTE traces are not on this machine ({userdirs.where_traces()})")
+    base = folder / TRACES[name]
     up, down = Path(f"{base}.up"), Path(f"{base}.down")
     for f in (up, down):
         if not f.is_file():
-            raise Unavailable(f"trace file {f} not found (set {TRACE_DIR_ENV} to the traces' directory)")
+            raise Unavailable(f"trace file {f} not found ({userdirs.where_traces()})")
     return up, down
 
 

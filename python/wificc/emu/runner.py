@@ -1,0 +1,70 @@
+"""A scenario run through the emulator with the kernel's TCP, and what a run's output adds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from wificc import api
+from wificc.emu.kernel import bpf_variants_loaded, knobs_in_use, validated, variant_knobs
+from wificc.emu.process import TRAFFIC_RT_PRIORITY, Emulator, real_time, unavailable
+from wificc.emu.traffic import result_document, run_traffic
+from wificc.result import Result
+
+
+def run_emulated(
+    scenario: api.ScenarioLike,
+    *,
+    tag: str | None = None,
+    spin_us: int | None = None,
+    rt_priority: int | None = None,
+    traffic_priority: int = TRAFFIC_RT_PRIORITY,
+    during: Callable[[Emulator], AbstractContextManager[Any]] | None = None,
+) -> Result:
+    """Run a scenario through the emulator with the kernel's TCP; the simulator's result format.
+
+    A flow may name any congestion control of the kernel, or one of wificc's BPF variants
+    (wbbr, wbbrp, ...): those not loaded yet are loaded for the run and unloaded after it,
+    unless another run still holds a lease on them. A flow's ``cc_params`` on a variant set its
+    knobs (:func:`variant_knobs`); on a kernel built-in they are not applied, and the result's
+    notes say so.
+    The traffic generator's threads run at ``SCHED_FIFO`` ``traffic_priority`` (0: the normal
+    scheduler): a receiver preempted by other work on a busy machine would hold back its ACKs
+    and turn them into stretch ACKs and bursts the path never caused.
+
+    ``during``, given the running emulator, returns a context entered once the hosts exist and
+    left before the emulator stops (a kernel check's set-up in a host's namespace, or a probe
+    recording while the traffic runs); whatever it creates must be gone when it is left."""
+    reason = unavailable()
+    if reason is not None:
+        raise OSError(f"emulator unavailable: {reason}")
+    normalised = validated(scenario)
+    knob_sets = variant_knobs(normalised)
+    with (
+        bpf_variants_loaded((f["cc"] for f in normalised["flows"]), knob_sets),
+        Emulator(normalised, tag=tag, spin_us=spin_us, rt_priority=rt_priority) as emu,
+    ):
+        knobs = knobs_in_use(normalised)
+        with during(emu) if during is not None else nullcontext(), real_time(traffic_priority):
+            flows, pings, wall_s = run_traffic(normalised, emu)
+        report = emu.stop()
+    return Result.from_json(json.dumps(result_document(normalised, emu, flows, pings, report, wall_s, knobs)))
+
+
+def emulator_lines(result: Result) -> list[str]:
+    """What the emulator adds to a run's output: timing quality and what is not reproduced."""
+    s = result.summary
+    within = s["lateness_within_100us"]
+    lines = [
+        f"emulator ({s['scheduler']}, kernel {s['kernel']}): delivery lateness p50 "
+        f"{s['lateness_p50_us'] or 0:.1f} us, p99 {s['lateness_p99_us'] or 0:.1f} us, max "
+        f"{s['lateness_max_us'] or 0:.1f} us, {100 * (within or 0):.2f}% within 100 us; "
+        f"first packet of each batch due at one instant: p99 {s['lateness_batch_p99_us'] or 0:.1f} us, "
+        f"{100 * (s['lateness_batch_within_100us'] or 0):.2f}% within 100 us"
+    ]
+    for name, knobs in result.raw["emulator"].get("bpf_knobs", {}).items():
+        lines.append(f"{name} knobs: " + ", ".join(f"{k}={v}" for k, v in knobs.items()))
+    lines += [f"note: {n}" for n in result.raw["emulator"]["notes"]]
+    return lines
