@@ -62,7 +62,7 @@ DEFAULT_PATHS: dict[str, dict[str, Any]] = {
     "hybrid": {"kind": "wifi", "rtt": "2.5ms", "radio": {"chipset": "ax201"}, "backhaul": "1gbit"},
 }
 # Path options that only the Wi-Fi path takes.
-WIFI_OPTIONS = ("chipset", "backhaul", "stations", "driver", "driver_params", "mcs", "txq")
+WIFI_OPTIONS = ("chipset", "backhaul", "stations", "driver", "driver_params", "mcs", "txq", "ap_txq")
 # Flent's DELAY: ping-only time before and after the TCP flows.
 DEFAULT_DELAY = "5s"
 # TCP time of a test (Flent's LENGTH); the published Wi-Fi studies run 30 s.
@@ -690,6 +690,8 @@ def _wifi_path(name: str, test: Test, path: dict[str, Any], settings: Mapping[st
         path.setdefault("radio", {}).update(_mcs(settings["mcs"]))
     if settings.get("txq") is not None:
         path.setdefault("radio", {})["txq"] = _txq(settings["txq"])
+    if settings.get("ap_txq") is not None:
+        path.setdefault("radio", {})["ap_txq"] = _txq(settings["ap_txq"], "--ap-txq")
     driver = settings.get("driver")
     params = settings.get("driver_params")
     if driver is not None or params:
@@ -709,16 +711,20 @@ def _wifi_path(name: str, test: Test, path: dict[str, Any], settings: Mapping[st
         radio["driver"] = table
 
 
-# The mac80211 TXQ disciplines of every Wi-Fi node (path.radio.txq), as --txq names them.
+# The mac80211 TXQ disciplines of the Wi-Fi nodes (path.radio.txq, path.radio.ap_txq), as --txq
+# and --ap-txq name them.
 TXQ_KINDS = ("fq_codel", "pfifo")
 
 
-def _txq(value: str) -> dict[str, Any]:
-    """``--txq``: ``fq_codel`` or ``pfifo``, optionally with a packet limit (``pfifo:256``)."""
+def _txq(value: str, option: str = "--txq") -> dict[str, Any]:
+    """``--txq`` (``--ap-txq``): ``fq_codel`` or ``pfifo``, optionally with a packet limit
+    (``pfifo:256``)."""
     kind, sep, limit = str(value).partition(":")
     kind = kind.strip()
     if kind not in TXQ_KINDS:
-        raise ValueError(f"--txq: got {value!r}, expected one of {', '.join(TXQ_KINDS)}, optionally :LIMIT (packets)")
+        raise ValueError(
+            f"{option}: got {value!r}, expected one of {', '.join(TXQ_KINDS)}, optionally :LIMIT (packets)"
+        )
     table: dict[str, Any] = {"kind": kind}
     if sep:
         try:
@@ -726,7 +732,7 @@ def _txq(value: str) -> dict[str, Any]:
         except ValueError:
             packets = 0
         if packets < 1:
-            raise ValueError(f"--txq: got {value!r}, expected a limit in packets >= 1 after ':', such as pfifo:256")
+            raise ValueError(f"{option}: got {value!r}, expected a limit in packets >= 1 after ':', such as pfifo:256")
         table["limit"] = packets
     return table
 
@@ -755,6 +761,7 @@ def build(
     driver_params: Mapping[str, Any] | None = None,
     mcs: int | str | Sequence[int] | None = None,
     txq: str | None = None,
+    ap_txq: str | None = None,
     rate: str | None = None,
     rtt: str | None = None,
     buffer: str | None = None,
@@ -820,6 +827,7 @@ def build(
         "driver_params": driver_params,
         "mcs": mcs,
         "txq": txq,
+        "ap_txq": ap_txq,
     }
     _path(test, spec, scenario, path_kind, settings, options, given, (delay_ns, length_ns))
     path = scenario["path"]

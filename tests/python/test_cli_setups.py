@@ -75,6 +75,20 @@ def test_txq_option_sets_the_wifi_nodes_txq():
     assert result.exit_code != 0 and "needs the Wi-Fi path" in result.output
 
 
+def test_ap_txq_option_sets_the_access_point_s_txq_alone():
+    radio = printed("tcp_download", "--path", "wifi", "--ap-txq", "pfifo:64")["path"]["radio"]
+    assert radio["ap_txq"] == {"kind": "pfifo", "limit": 64}
+    assert radio["txq"]["kind"] == "fq_codel"
+    assert "ap_txq" not in printed("tcp_download", "--path", "wifi")["path"]["radio"]
+    result = invoke("run", "tcp_download", "--path", "wifi", "--ap-txq", "sfq")
+    assert result.exit_code != 0 and "--ap-txq: got 'sfq', expected one of fq_codel, pfifo" in result.output
+    # In a run the AP's small pfifo overflows under a download; the station's queue is untouched.
+    result = invoke("run", "tcp_download", "--path", "wifi", "--ap-txq", "pfifo:8", "--length", "2s", "--json")
+    assert result.exit_code == 0, result.output
+    wifi = {n["node"]: n for n in json.loads(result.output)["wifi"]}
+    assert wifi[0]["drops"] > 0 and wifi[1]["drops"] == 0
+
+
 def test_cc_params_apply_to_every_flow_to_one_cca_or_to_one_flow():
     assert scenarios.flow_cc_params({"a": 1}, ["bbr", "cubic"]) == [{"a": 1}, {"a": 1}]
     assert scenarios.flow_cc_params({"bbr.high_gain": 3, "cubic.beta": 800}, ["bbr", "cubic", "bbr"]) == [

@@ -103,6 +103,10 @@ def run(
         str | None,
         typer.Option(help="Wi-Fi path: the mac80211 TXQ of the AP and every station, fq_codel or pfifo[:LIMIT]."),
     ] = None,
+    ap_txq: Annotated[
+        str | None,
+        typer.Option(help="Wi-Fi path: the AP's mac80211 TXQ when it differs from --txq, fq_codel or pfifo[:LIMIT]."),
+    ] = None,
     print_scenario: Annotated[
         bool, typer.Option("--print-scenario", help="Print the resolved scenario (TOML) and exit without running.")
     ] = False,
@@ -156,6 +160,7 @@ def run(
             "flows": flows,
             "flows_per_station": flows_per_station,
             "txq": txq,
+            "ap_txq": ap_txq,
             "tsq": tsq,
             "tp": tp,
             "kernel": kernel,

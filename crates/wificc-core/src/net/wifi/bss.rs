@@ -302,6 +302,8 @@ pub struct Bss {
     /// The next interrupt, once computed since the pending postings last changed.
     next_irq: Option<Option<Nanos>>,
     txq_spec: TxqSpec,
+    /// The access point's (node 0's) TXQ discipline.
+    ap_txq_spec: TxqSpec,
     /// Hardware-queue depth of the AP and of the stations.
     depth: [usize; 2],
     window: u32,
@@ -415,6 +417,7 @@ impl Bss {
             pending: 0,
             next_irq: None,
             txq_spec: spec.txq.clone(),
+            ap_txq_spec: spec.ap_txq.clone().unwrap_or_else(|| spec.txq.clone()),
             depth: [ap_depth, sta_depth],
             window,
             error_rate: spec.mpdu_error_rate,
@@ -508,7 +511,11 @@ impl Bss {
         let (to, nodes) = (to as usize, self.nodes);
         let (standard, txq_seed) = (self.framing.phy.standard, self.txq_seed);
         let e = &mut self.edcafs[ei];
-        let spec = &self.txq_spec;
+        let spec = if from == 0 {
+            &self.ap_txq_spec
+        } else {
+            &self.txq_spec
+        };
         let session = e.sessions[to].get_or_insert_with(|| {
             let seed = stream_seed(txq_seed, (ei * nodes + to) as u64);
             Box::new(Session::new(spec.build(standard, seed)))

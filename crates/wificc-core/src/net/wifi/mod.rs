@@ -145,6 +145,16 @@ pub struct WifiSpec {
     #[serde(default, deserialize_with = "name_or_table")]
     #[schemars(schema_with = "crate::schema::name_or_table::<TxqSpec>")]
     pub txq: TxqSpec,
+    /// The access point's TXQ discipline, as `txq`; default the same as the stations'. The
+    /// studies' APs were other machines with their own settings (BBRp's ran pfifo_fast above
+    /// mac80211 for its downloads, the clients FQ-CoDel), so a scenario may set them apart.
+    #[serde(
+        default,
+        deserialize_with = "some_name_or_table",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(schema_with = "crate::schema::name_or_table::<TxqSpec>")]
+    pub ap_txq: Option<TxqSpec>,
     /// The driver: a family's name ("generic", "ath9k", "ath9k_htc", "ath10k", "iwlwifi") or a
     /// table with `kind` and the values to change (see [`driver`]); default the chipset's.
     #[serde(default, deserialize_with = "driver_name_or_table")]
@@ -212,6 +222,7 @@ impl Default for WifiSpec {
         WifiSpec {
             chipset: ChipsetSpec::default(),
             txq: TxqSpec::default(),
+            ap_txq: None,
             driver: DriverSpec::default(),
             ap_driver: None,
             hw_queue_depth: None,
@@ -285,6 +296,10 @@ impl WifiSpec {
             self.link_phy(sta)?;
         }
         self.txq.validate()?;
+        if let Some(ap) = &self.ap_txq {
+            // The same rules under the field's own name ("ap_txq.limit = ...").
+            ap.validate().map_err(|e| e.replace("txq.", "ap_txq."))?;
+        }
         self.driver()?;
         self.ap_driver()?;
         if self.airtime_cap.0 == 0 || self.airtime_cap.0 > PPDU_MAX_TIME {
@@ -372,6 +387,12 @@ fn driver_name_or_table<'de, D: Deserializer<'de>>(d: D) -> Result<DriverSpec, D
         }
     }
     d.deserialize_any(V)
+}
+
+fn some_name_or_table<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    name_or_table(d).map(Some)
 }
 
 fn some_driver_name_or_table<'de, D: Deserializer<'de>>(
@@ -469,6 +490,19 @@ mod spec_tests {
         assert_eq!(spec.retry_limit, 30);
         assert!(spec.wmm);
         assert_eq!(spec.validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_ap_txq_is_read_as_txq_and_named_in_its_errors() {
+        let spec = toml_spec("txq = \"fq_codel\"\nap_txq = \"pfifo\"").unwrap();
+        assert_eq!(spec.ap_txq, Some(TxqSpec::Pfifo { limit: 1000 }));
+        assert_eq!(toml_spec("").unwrap().ap_txq, None);
+        let spec = toml_spec("[ap_txq]\nkind = \"pfifo\"\nlimit = 0").unwrap();
+        assert_eq!(
+            spec.validate().unwrap_err(),
+            "ap_txq.limit = 0: expected at least 1 packet"
+        );
+        assert!(toml_spec("ap_txq = \"sfq\"").is_err());
     }
 
     #[test]

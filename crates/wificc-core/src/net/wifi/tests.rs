@@ -783,6 +783,26 @@ fn txq_overflow_is_dropped_and_completed_at_once() {
 }
 
 #[test]
+fn the_ap_s_txq_can_differ_from_the_stations() {
+    // The AP's TXQ a 5-packet pfifo, the station's the default fq_codel (8192 packets): eight
+    // packets at once overflow the AP's by three and not the station's.
+    let ap_pfifo = WifiSpec {
+        ap_txq: Some(TxqSpec::Pfifo { limit: 5 }),
+        ..spec("ath9k")
+    };
+    let mut s = Sim::new(&ap_pfifo, 1, 1);
+    s.send(0, 1, 8, 0);
+    s.send(1, 0, 8, 0);
+    let st = s.bss.stats();
+    assert_eq!((st.nodes[0].txq_drops, st.nodes[1].txq_drops), (3, 0));
+    assert_eq!((s.bss.backlog(0), s.bss.backlog(1)), (5, 8));
+    // Without `ap_txq` the AP takes the stations' discipline.
+    let mut s = Sim::new(&spec("ath9k"), 1, 1);
+    s.send(0, 1, 8, 0);
+    assert_eq!(s.bss.stats().nodes[0].txq_drops, 0);
+}
+
+#[test]
 fn the_ap_serves_its_stations_in_turn() {
     // Two bursts queued at the AP for two stations: aggregates alternate destinations.
     let mut s = Sim::new(
