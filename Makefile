@@ -98,9 +98,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check python tests
 
 bench: build
-	@if [ "$(PGO)" = 1 ] && [ -f $(PROFILE) ]; then \
-	    RUSTFLAGS="-Cprofile-use=$(abspath $(PROFILE))" cargo bench -p wificc-core --bench sim; \
-	else cargo bench -p wificc-core --bench sim; fi
+	PGO=$(PGO) ./scripts/bench.sh
 	$(VENV)/bin/wificc bench
 
 clean:

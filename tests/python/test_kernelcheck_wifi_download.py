@@ -67,7 +67,7 @@ def test_cells_and_markdown():
     line = text.splitlines()[2]
     assert line == (
         "| ath9k (ath9k) | wbbr (bbr) | 110.0 / 100.0 | +10.0% | 12.0 / 10.0 | +20.0% | 30.0 / - "
-        "| 10 / 5 | +100.0% | 99.5%, 80 us | outside |"
+        "| 10 / 5 | +100.0% | 99.5%, 80 us | ping |"
     )
     assert "0 of 1 cells within the targets" in text
 
