@@ -98,6 +98,8 @@ fn zero() -> Dur {
 }
 
 /// The topology.
+// A scenario holds one path, parsed once per run: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PathSpec {

@@ -23,6 +23,7 @@ use crate::metrics::results::{
     jain_index, FlowSummary, PingSummary, RunResult, RunSeries, RunSummary, SeriesOf,
 };
 use crate::net::link::Link;
+use crate::net::network::Network;
 use crate::net::qdisc::QdiscSpec;
 use crate::net::trace::TraceLinkSpec;
 use crate::net::wifi::{Bss, DriverKind};
@@ -62,7 +63,7 @@ fn host_nic(
 /// `up_hop` towards the server, server NIC then `down_hop` back.
 fn dumbbell(
     s: &Scenario,
-    world: &mut World,
+    net: &mut Network,
     clients: u32,
     nic_rate: u64,
     l2: u32,
@@ -79,11 +80,11 @@ fn dumbbell(
             l2,
             300 + c as u64,
         )?;
-        client_nic.push(world.add_link(nic));
+        client_nic.push(net.add_link(nic));
     }
-    let server_nic = world.add_link(host_nic(s, "server-nic".into(), nic_rate, 0, l2, 299)?);
+    let server_nic = net.add_link(host_nic(s, "server-nic".into(), nic_rate, 0, l2, 299)?);
     for &l in client_nic.iter().chain([&server_nic]) {
-        world.watch(QueueRef::Link(l));
+        net.watch(QueueRef::Link(l));
     }
     Ok(Net {
         up: client_nic
@@ -97,7 +98,7 @@ fn dumbbell(
     })
 }
 
-fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, ScenarioError> {
+fn build_wired(s: &Scenario, w: &WiredSpec, net: &mut Network) -> Result<Net, ScenarioError> {
     let mtu = s.stack.mtu;
     let bdp = w.bdp_bytes();
     let mut stream = 100u64;
@@ -119,7 +120,7 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, Sc
         qdisc(&bottleneck_spec, "path.qdisc")?,
     );
     fwd.set_loss(w.loss, Rng::new(s.seed, 200));
-    let bottleneck = world.add_link(fwd);
+    let bottleneck = net.add_link(fwd);
     let mut rev = Link::new(
         "bottleneck-rev",
         w.rate.0,
@@ -128,13 +129,13 @@ fn build_wired(s: &Scenario, w: &WiredSpec, world: &mut World) -> Result<Net, Sc
         qdisc(&bottleneck_spec, "path.qdisc")?,
     );
     rev.set_loss(w.loss, Rng::new(s.seed, 201));
-    let reverse = world.add_link(rev);
-    world.watch(QueueRef::Link(bottleneck));
-    world.watch(QueueRef::Link(reverse));
+    let reverse = net.add_link(rev);
+    net.watch(QueueRef::Link(bottleneck));
+    net.watch(QueueRef::Link(reverse));
     let extra = |c: u32| w.client_rtt.get(c as usize).map_or(0, |d| d.0);
     dumbbell(
         s,
-        world,
+        net,
         w.clients,
         w.access_rate.0,
         w.l2_overhead,
@@ -159,7 +160,7 @@ fn kernel_cc_params(profile: &Profile, cc: &str, given: &Map<String, Value>) -> 
     params
 }
 
-fn build_wifi(s: &Scenario, w: &WifiPathSpec, world: &mut World) -> Result<Net, ScenarioError> {
+fn build_wifi(s: &Scenario, w: &WifiPathSpec, net: &mut Network) -> Result<Net, ScenarioError> {
     let profile = s.stack.profile();
     let mut radio = w.radio.clone();
     let kind = radio.driver().map_err(|m| err("path.radio", m))?.kind;
@@ -172,7 +173,7 @@ fn build_wifi(s: &Scenario, w: &WifiPathSpec, world: &mut World) -> Result<Net, 
         .map_err(|m| err("path.radio", m))?;
     let mut bss = bss;
     bss.set_dscp_map(profile.dscp_map);
-    let b = world.add_bss("wifi".into(), bss);
+    let b = net.add_bss("wifi".into(), bss);
     let mut backhaul_spec = w.backhaul_qdisc.clone();
     if let Some(buf) = w.backhaul_buffer {
         backhaul_spec = backhaul_spec.with_limit(buf);
@@ -184,21 +185,21 @@ fn build_wifi(s: &Scenario, w: &WifiPathSpec, world: &mut World) -> Result<Net, 
             .map_err(|m| err("path.backhaul_qdisc", m))
     };
     let half = w.rtt.0 / 2;
-    let up = world.add_link(Link::new(
+    let up = net.add_link(Link::new(
         "backhaul",
         w.backhaul.0,
         half,
         w.l2_overhead,
         queue(501)?,
     ));
-    let down = world.add_link(Link::new(
+    let down = net.add_link(Link::new(
         "backhaul-rev",
         w.backhaul.0,
         w.rtt.0 - half,
         w.l2_overhead,
         queue(502)?,
     ));
-    let server_nic = world.add_link(host_nic(
+    let server_nic = net.add_link(host_nic(
         s,
         "server-nic".into(),
         w.access_rate.0,
@@ -207,7 +208,7 @@ fn build_wifi(s: &Scenario, w: &WifiPathSpec, world: &mut World) -> Result<Net, 
         299,
     )?);
     for l in [up, down, server_nic] {
-        world.watch(QueueRef::Link(l));
+        net.watch(QueueRef::Link(l));
     }
     let bss = b as u16;
     Ok(Net {
@@ -239,7 +240,7 @@ fn build_wifi(s: &Scenario, w: &WifiPathSpec, world: &mut World) -> Result<Net, 
     })
 }
 
-fn build_trace(s: &Scenario, t: &TracePathSpec, world: &mut World) -> Result<Net, ScenarioError> {
+fn build_trace(s: &Scenario, t: &TracePathSpec, net: &mut Network) -> Result<Net, ScenarioError> {
     let mtu = s.stack.mtu;
     let half = t.rtt.0 / 2;
     let mut direction = |spec: &TraceLinkSpec,
@@ -264,8 +265,8 @@ fn build_trace(s: &Scenario, t: &TracePathSpec, world: &mut World) -> Result<Net
                 Rng::new(s.seed, stream + 1),
             )
             .map_err(|m| err(field, m))?;
-        let id = world.add_trace(link);
-        world.watch(QueueRef::Trace(id));
+        let id = net.add_trace(link);
+        net.watch(QueueRef::Trace(id));
         Ok(id)
     };
     let up = direction(&t.uplink, "path.uplink", "uplink", half, 400)?;
@@ -278,7 +279,7 @@ fn build_trace(s: &Scenario, t: &TracePathSpec, world: &mut World) -> Result<Net
     )?;
     dumbbell(
         s,
-        world,
+        net,
         t.clients,
         t.access_rate.0,
         t.l2_overhead,
@@ -287,14 +288,14 @@ fn build_trace(s: &Scenario, t: &TracePathSpec, world: &mut World) -> Result<Net
     )
 }
 
-/// Add the links of a (validated) scenario's path to `world` and watch their queues, as for a
+/// Add the links of a (validated) scenario's path to `net` and watch their queues, as for a
 /// simulation; the real-time emulator (`crates/wificc-emu`) drives the same links with the
 /// wall clock.
-pub fn build_network(s: &Scenario, world: &mut World) -> Result<Net, ScenarioError> {
+pub fn build_network(s: &Scenario, net: &mut Network) -> Result<Net, ScenarioError> {
     match &s.path {
-        PathSpec::Wired(w) => build_wired(s, w, world),
-        PathSpec::Trace(t) => build_trace(s, t, world),
-        PathSpec::Wifi(w) => build_wifi(s, w, world),
+        PathSpec::Wired(w) => build_wired(s, w, net),
+        PathSpec::Trace(t) => build_trace(s, t, net),
+        PathSpec::Wifi(w) => build_wifi(s, w, net),
     }
 }
 
@@ -302,7 +303,7 @@ pub fn build_network(s: &Scenario, world: &mut World) -> Result<Net, ScenarioErr
 pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
     s.validate()?;
     let mut world = World::new(s.step.0, s.warmup.0);
-    let net = build_network(s, &mut world)?;
+    let net = build_network(s, &mut world.net)?;
     for (i, f) in s.flows.iter().enumerate() {
         let id = i as u32;
         let c = f.client as usize;
@@ -438,6 +439,7 @@ fn ms(ns: Option<f64>) -> Option<f64> {
 fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
     let horizon = s.duration.0;
     let flows: Vec<FlowSummary> = world
+        .ends
         .flows
         .iter()
         .enumerate()
@@ -490,6 +492,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
         })
         .collect();
     let pings = world
+        .ends
         .pings
         .iter()
         .enumerate()
@@ -520,6 +523,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
     let events = world.events_processed();
     let series = RunSeries {
         flows: world
+            .ends
             .flows
             .iter()
             .enumerate()
@@ -530,6 +534,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
             })
             .collect(),
         pings: world
+            .ends
             .pings
             .iter()
             .enumerate()
@@ -540,16 +545,7 @@ fn summarise(s: &Scenario, world: &World, wall_s: f64) -> RunResult {
             })
             .collect(),
         queues: queue_series,
-        wifi: world
-            .bsses
-            .iter()
-            .enumerate()
-            .map(|(i, w)| SeriesOf {
-                id: i as u32,
-                name: w.name.clone(),
-                series: w.series.clone(),
-            })
-            .collect(),
+        wifi: world.wifi_series(),
     };
     RunResult {
         summary: RunSummary {

@@ -396,11 +396,11 @@ impl<'a> Loop<'a> {
             }
             self.advance(path, mark);
             if !self.warm && mark == self.warmup {
-                path.end_warmup(mark);
+                path.end_warmup(mark, &mut self.sink());
                 self.warm = true;
             }
             if mark == self.next_sample {
-                path.sample(mark);
+                path.sample(mark, &mut self.sink());
                 self.next_sample += self.step;
             }
         }

@@ -6,7 +6,8 @@
 //! shells traffic through TUN devices. The emulator process stays in the root namespace and holds
 //! the file descriptor of every TUN device: a packet a host's kernel sends leaves through its TUN
 //! device and is read here; it then crosses the same [`wificc_core::net::link::Link`]s the
-//! simulator builds for the scenario ([`wificc_core::scenario::build_network`]; wired: the client's
+//! simulator builds for the scenario, through the simulator's own network and dispatch
+//! ([`wificc_core::net::network::Network`], built by [`wificc_core::scenario::build_network`]; wired: the client's
 //! NIC, the bottleneck with its qdisc and buffer, half the base RTT of propagation each way, the
 //! server's NIC; trace: Mahimahi-style trace links; Wi-Fi: the server's NIC, the backhaul and the
 //! [`wificc_core::net::wifi::Bss`] of the AP and its stations, so a download is aggregated into

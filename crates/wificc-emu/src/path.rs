@@ -2,47 +2,40 @@
 //! wired into routes between hosts and advanced by explicit times.
 //!
 //! Hosts are numbered 0 (the server) and 1..=N (the clients), as the namespaces are. The links
-//! live in a wificc-core [`World`] built by [`build_network`], exactly as for a simulation
+//! live in a wificc-core [`Network`] built by [`build_network`], exactly as for a simulation
 //! (wired: each client's NIC, the bottleneck and its reverse with the scenario's qdisc, buffer,
 //! loss and half the base RTT each; trace: Mahimahi-style trace links with their queues, delays
 //! and losses; Wi-Fi: the BSS of the AP and its stations, the wired backhaul between the AP and
-//! the server and the server's NIC), and the world keeps their queue series, Wi-Fi series and
-//! summaries. Only the world's links are used: the TCP endpoints and pings are the real ones in
-//! the namespaces. A route is the simulator's hop list from one host to another followed by the
-//! destination host: client c to the server through `up[c]`, the server to client c through
-//! `down[c]`. On the Wi-Fi path client c is station c + 1: a download crosses the server's NIC,
-//! the backhaul and the AP's radio (its TXQ, hardware queue, EDCA contention and A-MPDU
-//! aggregation), an upload the station's radio and the backhaul.
+//! the server and the server's NIC), and the network keeps their queue series, Wi-Fi series and
+//! summaries. The network's dispatch is the simulator's: only the ends of the routes differ.
+//! The TCP endpoints and pings are the real ones in the namespaces, so a route is the
+//! simulator's hop list from one host to another followed by [`Hop::Host`] of the destination,
+//! whose TUN device the packet leaves by (the [`Sink`]): client c to the server through
+//! `up[c]`, the server to client c through `down[c]`. On the Wi-Fi path client c is station
+//! c + 1: a download crosses the server's NIC, the backhaul and the AP's radio (its TXQ,
+//! hardware queue, EDCA contention and A-MPDU aggregation), an upload the station's radio and
+//! the backhaul.
 //!
-//! A wired link keeps at most two pending events, the end of the current transmission and the
-//! arrival of the head of its delay line ([`Link`]); a trace link the next delivery
-//! opportunity it needs and the head arrival of its delay line ([`TraceLink`]). A BSS asks
-//! for wake-ups ([`Bss::accept`], [`Bss::wake`]: a backoff reaching zero, the end of a PPDU,
-//! when the receiver takes the intact MPDUs, the end of a Block Ack) and ignores those that
-//! turned stale, as in the simulator, so the path keeps every instant it asked for in a small
-//! heap. The path keeps the pending events in arrays and [`EmuPath::advance`] handles every
-//! event due by a given time, earliest first, each at its own scheduled time. A packet that
-//! leaves its last link is handed to the [`Sink`] with the time it is due at its host; a packet
-//! a queue or a loss process drops is handed back too, so the owner can free its bytes. Nothing
-//! here reads a clock: the real-time loop ([`crate::emulator`]) decides when to call, which is
-//! what makes this part testable against hand-computed times.
-//!
-//! [`Link`]: wificc_core::net::link::Link
-//! [`TraceLink`]: wificc_core::net::trace::TraceLink
-//! [`Bss::accept`]: wificc_core::net::wifi::Bss::accept
-//! [`Bss::wake`]: wificc_core::net::wifi::Bss::wake
+//! The network asks for its events through a [`Scheduler`]; the path keeps them in arrays (a
+//! wired link keeps at most two pending, the end of the current transmission and the arrival of
+//! the head of its delay line; a trace link its next delivery opportunity and head arrival) and
+//! a small heap per BSS (its wake-ups, which may repeat or turn stale, as in the simulator).
+//! [`EmuPath::advance`] handles every event due by a given time, earliest first, each at its
+//! own scheduled time. A packet that reaches its host is handed to the [`Sink`] with the time
+//! it is due there; a packet a queue or a loss process drops is handed back too, so the owner
+//! can free its bytes. Nothing here reads a clock: the real-time loop ([`crate::emulator`])
+//! decides when to call, which is what makes this part testable against hand-computed times.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use wificc_core::metrics::results::{
     QueueSeries, QueueSummary, SeriesOf, WifiNodeSummary, WifiSeries,
 };
-use wificc_core::net::packet::{Packet, PacketRef, Packets};
-use wificc_core::net::wifi::WifiOut;
+use wificc_core::net::network::{Hop, Hosts, NetEvent, Network, Scheduler};
+use wificc_core::net::packet::{Packet, PacketRef};
 use wificc_core::scenario::{build_network, Scenario, ScenarioError};
 use wificc_core::units::Nanos;
-use wificc_core::world::{Hop, World};
 
 /// The server's host number; client c is host c + 1.
 pub const SERVER: usize = 0;
@@ -60,98 +53,143 @@ pub trait Sink {
     fn dropped(&mut self, pkt: Packet);
 }
 
-/// A pending event of a link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Due {
-    /// Wired link: the end of the current transmission.
-    TxDone(usize),
-    /// Wired link: the head of the delay line arrives.
-    LinkArrival(usize),
-    /// Trace link: the next delivery opportunity it needs.
-    Opportunity(usize),
-    /// Trace link: the head of the delay line arrives.
-    TraceArrival(usize),
-    /// BSS: a wake-up it asked for.
-    WifiWake(usize),
-}
-
-/// A route: links, then the destination host.
-struct Route {
-    hops: Vec<Hop>,
-    to: usize,
-}
-
-pub struct EmuPath {
-    world: World,
+/// The network's pending events: at most one per kind and link or trace link, every wake-up
+/// each BSS asked for and has not had yet.
+struct Pending {
     tx_at: Vec<Option<Nanos>>,
     link_arrival_at: Vec<Option<Nanos>>,
     opportunity_at: Vec<Option<Nanos>>,
     trace_arrival_at: Vec<Option<Nanos>>,
-    /// Every wake-up each BSS asked for and has not had yet.
     wifi_wakes: Vec<BinaryHeap<Reverse<Nanos>>>,
-    routes: Vec<Route>,
+}
+
+impl Scheduler for Pending {
+    fn schedule(&mut self, at: Nanos, ev: NetEvent) {
+        match ev {
+            NetEvent::LinkTxDone(l) => self.tx_at[l as usize] = Some(at),
+            NetEvent::LinkArrival(l) => self.link_arrival_at[l as usize] = Some(at),
+            NetEvent::TraceOpportunity(x) => self.opportunity_at[x as usize] = Some(at),
+            NetEvent::TraceArrival(x) => self.trace_arrival_at[x as usize] = Some(at),
+            NetEvent::WifiWake(b) => self.wifi_wakes[b as usize].push(Reverse(at)),
+        }
+    }
+}
+
+impl Pending {
+    /// The earliest pending event, taken out of the pending set (with every repeat of a BSS's
+    /// wake-up at the same instant).
+    fn earliest(&self) -> Option<(Nanos, NetEvent)> {
+        fn pending(
+            at: &[Option<Nanos>],
+            ev: fn(u32) -> NetEvent,
+        ) -> impl Iterator<Item = (Nanos, NetEvent)> + '_ {
+            at.iter()
+                .enumerate()
+                .filter_map(move |(i, t)| t.map(|t| (t, ev(i as u32))))
+        }
+        pending(&self.tx_at, NetEvent::LinkTxDone)
+            .chain(pending(&self.link_arrival_at, NetEvent::LinkArrival))
+            .chain(pending(&self.opportunity_at, NetEvent::TraceOpportunity))
+            .chain(pending(&self.trace_arrival_at, NetEvent::TraceArrival))
+            .chain(
+                self.wifi_wakes.iter().enumerate().filter_map(|(b, wakes)| {
+                    wakes.peek().map(|w| (w.0, NetEvent::WifiWake(b as u32)))
+                }),
+            )
+            .min_by_key(|&(t, _)| t)
+    }
+
+    fn take(&mut self, t: Nanos, ev: NetEvent) {
+        match ev {
+            NetEvent::LinkTxDone(l) => self.tx_at[l as usize] = None,
+            NetEvent::LinkArrival(l) => self.link_arrival_at[l as usize] = None,
+            NetEvent::TraceOpportunity(x) => self.opportunity_at[x as usize] = None,
+            NetEvent::TraceArrival(x) => self.trace_arrival_at[x as usize] = None,
+            NetEvent::WifiWake(b) => {
+                let wakes = &mut self.wifi_wakes[b as usize];
+                while wakes.peek() == Some(&Reverse(t)) {
+                    wakes.pop();
+                }
+            }
+        }
+    }
+}
+
+/// The hosts at the ends of the emulated routes: their TUN devices, through the owner's
+/// [`Sink`].
+struct Tun<'a, K: Sink>(&'a mut K);
+
+impl<K: Sink> Hosts<Pending> for Tun<'_, K> {
+    fn arrive(&mut self, net: &mut Network, _: &mut Pending, pkt: PacketRef, hop: Hop, now: Nanos) {
+        let pkt = net.pkts.remove(pkt);
+        match hop {
+            Hop::Host(host) => self.0.deliver(host as usize, pkt, now),
+            // The emulator's routes end at a host; a packet that reaches another endpoint has
+            // nowhere to go and is freed as a drop.
+            _ => self.0.dropped(pkt),
+        }
+    }
+
+    /// A kernel sender's TSQ is released by the TUN driver, not by the emulated NIC.
+    fn tx_complete(&mut self, _: &mut Network, _: &mut Pending, _: u32, _: u32, _: Nanos) {}
+
+    /// A BSS's TX completions: there is no simulated sender to tell (the kernels' TSQ is
+    /// released by the TUN driver), so they are discarded.
+    fn wifi_complete(&mut self, _: &mut Network, _: &mut Pending, _: &[(u32, u32)], _: Nanos) {}
+
+    fn dropped(&mut self, _: &mut Network, _: &mut Pending, pkt: Packet, _: bool, _: Nanos) {
+        self.0.dropped(pkt);
+    }
+}
+
+pub struct EmuPath {
+    net: Network,
+    pending: Pending,
     /// Route index by (from host, to host).
     route_of: Vec<Vec<Option<u32>>>,
-    /// Whether a wired or trace link is the last hop of a route: its events hand packets to a
-    /// host, at their own time, so the real-time loop must not be late for them.
+    /// Whether a wired link, trace link or BSS is the last hop of a route: its events hand
+    /// packets to a host, at their own time, so the real-time loop must not be late for them.
     link_delivers: Vec<bool>,
     trace_delivers: Vec<bool>,
     wifi_delivers: Vec<bool>,
-    /// The packets on the path (see `wificc_core::net::packet::Packets`).
-    pkts: Packets,
-    arrived: VecDeque<PacketRef>,
-    /// TX completions a BSS reports for the senders' TCP Small Queues: there is no simulated
-    /// sender to tell (the kernels' TSQ is released by the TUN driver), so they are discarded.
-    completed: Vec<(u32, u32)>,
 }
 
 impl EmuPath {
     /// The path of a validated scenario.
     pub fn from_scenario(s: &Scenario) -> Result<EmuPath, ScenarioError> {
-        let mut world = World::new(s.step.0, s.warmup.0);
-        let net = build_network(s, &mut world)?;
-        let hosts = net.up.len() + 1;
-        let mut routes = Vec::new();
+        let mut net = Network::new(s.step.0, s.warmup.0);
+        let built = build_network(s, &mut net)?;
+        let hosts = built.up.len() + 1;
         let mut route_of = vec![vec![None; hosts]; hosts];
-        for (c, (up, down)) in net.up.into_iter().zip(net.down).enumerate() {
+        let mut link_delivers = vec![false; net.links.len()];
+        let mut trace_delivers = vec![false; net.traces.len()];
+        let mut wifi_delivers = vec![false; net.bsses.len()];
+        for (c, (up, down)) in built.up.into_iter().zip(built.down).enumerate() {
             let client = c + 1;
-            route_of[client][SERVER] = Some(routes.len() as u32);
-            routes.push(Route {
-                hops: up,
-                to: SERVER,
-            });
-            route_of[SERVER][client] = Some(routes.len() as u32);
-            routes.push(Route {
-                hops: down,
-                to: client,
-            });
-        }
-        let mut link_delivers = vec![false; world.links.len()];
-        let mut trace_delivers = vec![false; world.traces.len()];
-        let mut wifi_delivers = vec![false; world.bsses.len()];
-        for route in &routes {
-            match route.hops.last() {
-                Some(&Hop::Link(l)) => link_delivers[l as usize] = true,
-                Some(&Hop::Trace(x)) => trace_delivers[x as usize] = true,
-                Some(&Hop::Wifi { bss, .. }) => wifi_delivers[bss as usize] = true,
-                _ => {}
+            for (from, to, hops) in [(client, SERVER, up), (SERVER, client, down)] {
+                match hops.last() {
+                    Some(&Hop::Link(l)) => link_delivers[l as usize] = true,
+                    Some(&Hop::Trace(x)) => trace_delivers[x as usize] = true,
+                    Some(&Hop::Wifi { bss, .. }) => wifi_delivers[bss as usize] = true,
+                    _ => {}
+                }
+                let route = hops.into_iter().chain([Hop::Host(to as u32)]).collect();
+                route_of[from][to] = Some(net.add_route(route));
             }
         }
         Ok(EmuPath {
-            tx_at: vec![None; world.links.len()],
-            link_arrival_at: vec![None; world.links.len()],
-            opportunity_at: vec![None; world.traces.len()],
-            trace_arrival_at: vec![None; world.traces.len()],
-            wifi_wakes: vec![BinaryHeap::new(); world.bsses.len()],
-            world,
-            routes,
+            pending: Pending {
+                tx_at: vec![None; net.links.len()],
+                link_arrival_at: vec![None; net.links.len()],
+                opportunity_at: vec![None; net.traces.len()],
+                trace_arrival_at: vec![None; net.traces.len()],
+                wifi_wakes: vec![BinaryHeap::new(); net.bsses.len()],
+            },
+            net,
             route_of,
             link_delivers,
             trace_delivers,
             wifi_delivers,
-            pkts: Packets::new(),
-            arrived: VecDeque::new(),
-            completed: Vec::new(),
         })
     }
 
@@ -167,7 +205,7 @@ impl EmuPath {
 
     /// The earliest pending event.
     pub fn next_event(&self) -> Option<Nanos> {
-        self.earliest().map(|(t, _)| t)
+        self.pending.earliest().map(|(t, _)| t)
     }
 
     /// The earliest pending event that may hand a packet to a host at its own time: the
@@ -177,22 +215,23 @@ impl EmuPath {
     /// only move packets between links; handling them late changes nothing, since each is
     /// handled at its scheduled time before anything later.
     pub fn next_delivery(&self) -> Option<Nanos> {
-        let links = self.world.links.iter().enumerate().flat_map(|(l, link)| {
-            let tx = (self.link_delivers[l] && link.delay == 0).then_some(self.tx_at[l]);
+        let p = &self.pending;
+        let links = self.net.links.iter().enumerate().flat_map(|(l, link)| {
+            let tx = (self.link_delivers[l] && link.delay == 0).then_some(p.tx_at[l]);
             [
-                self.link_arrival_at[l].filter(|_| self.link_delivers[l]),
+                p.link_arrival_at[l].filter(|_| self.link_delivers[l]),
                 tx.flatten(),
             ]
         });
-        let traces = self.world.traces.iter().enumerate().flat_map(|(x, trace)| {
+        let traces = self.net.traces.iter().enumerate().flat_map(|(x, trace)| {
             let opportunity =
-                (self.trace_delivers[x] && trace.delay == 0).then_some(self.opportunity_at[x]);
+                (self.trace_delivers[x] && trace.delay == 0).then_some(p.opportunity_at[x]);
             [
-                self.trace_arrival_at[x].filter(|_| self.trace_delivers[x]),
+                p.trace_arrival_at[x].filter(|_| self.trace_delivers[x]),
                 opportunity.flatten(),
             ]
         });
-        let wifi = self
+        let wifi = p
             .wifi_wakes
             .iter()
             .zip(&self.wifi_delivers)
@@ -201,225 +240,60 @@ impl EmuPath {
         links.chain(traces).chain(wifi).flatten().min()
     }
 
-    fn earliest(&self) -> Option<(Nanos, Due)> {
-        fn pending(
-            at: &[Option<Nanos>],
-            due: fn(usize) -> Due,
-        ) -> impl Iterator<Item = (Nanos, Due)> + '_ {
-            at.iter()
-                .enumerate()
-                .filter_map(move |(i, t)| t.map(|t| (t, due(i))))
-        }
-        pending(&self.tx_at, Due::TxDone)
-            .chain(pending(&self.link_arrival_at, Due::LinkArrival))
-            .chain(pending(&self.opportunity_at, Due::Opportunity))
-            .chain(pending(&self.trace_arrival_at, Due::TraceArrival))
-            .chain(
-                self.wifi_wakes
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(b, wakes)| wakes.peek().map(|w| (w.0, Due::WifiWake(b)))),
-            )
-            .min_by_key(|&(t, _)| t)
-    }
-
     /// A packet read from a host at `now` enters its route (`pkt.route`, `pkt.hop` 0).
     /// Every event due before `now` must have been handled ([`EmuPath::advance`]).
     pub fn inject(&mut self, pkt: Packet, now: Nanos, sink: &mut impl Sink) {
-        let pkt = self.pkts.insert(pkt);
-        self.forward(pkt, now, sink);
-        self.flush_drops(sink);
+        let pkt = self.net.pkts.insert(pkt);
+        self.net.work.push_back(pkt);
+        self.net.forward(now, &mut self.pending, &mut Tun(sink));
     }
 
     /// Handle every event due at or before `now`, earliest first, each at its own time.
     pub fn advance(&mut self, now: Nanos, sink: &mut impl Sink) {
-        while let Some((t, due)) = self.earliest() {
+        let mut tun = Tun(sink);
+        while let Some((t, ev)) = self.pending.earliest() {
             if t > now {
                 break;
             }
-            match due {
-                Due::TxDone(l) => {
-                    self.tx_at[l] = None;
-                    let done = self.world.links[l].tx_done(t, &mut self.pkts);
-                    self.arm_link(l, done.wake.tx_done, done.wake.arrival);
-                    if let Some(pkt) = done.arrived {
-                        self.next_hop(pkt, t, sink);
-                    }
-                }
-                Due::LinkArrival(l) => {
-                    let mut arrived = std::mem::take(&mut self.arrived);
-                    self.link_arrival_at[l] =
-                        self.world.links[l].arrive(t, &mut arrived, &mut self.pkts);
-                    self.forward_arrived(&mut arrived, t, sink);
-                }
-                Due::Opportunity(x) => {
-                    self.opportunity_at[x] = None;
-                    let wake = self.world.traces[x].opportunity(t, &mut self.pkts);
-                    self.arm_trace(x, wake.opportunity, wake.arrival);
-                }
-                Due::TraceArrival(x) => {
-                    let mut arrived = std::mem::take(&mut self.arrived);
-                    self.trace_arrival_at[x] = self.world.traces[x].arrive(t, &mut arrived);
-                    self.forward_arrived(&mut arrived, t, sink);
-                }
-                Due::WifiWake(b) => {
-                    let wakes = &mut self.wifi_wakes[b];
-                    while wakes.peek() == Some(&Reverse(t)) {
-                        wakes.pop();
-                    }
-                    let mut arrived = std::mem::take(&mut self.arrived);
-                    let mut out = WifiOut {
-                        pkts: &mut self.pkts,
-                        delivered: &mut arrived,
-                        completed: &mut self.completed,
-                    };
-                    if let Some(next) = self.world.bsses[b].bss.wake(t, &mut out) {
-                        self.wifi_wakes[b].push(Reverse(next));
-                    }
-                    self.completed.clear();
-                    self.forward_arrived(&mut arrived, t, sink);
-                }
-            }
-            self.flush_drops(sink);
+            self.pending.take(t, ev);
+            self.net.handle(ev, t, &mut self.pending, &mut tun);
+            self.net.forward(t, &mut self.pending, &mut tun);
         }
     }
 
-    /// Move every packet that arrived at the end of a link on to its next hop.
-    fn forward_arrived(
-        &mut self,
-        arrived: &mut VecDeque<PacketRef>,
-        t: Nanos,
-        sink: &mut impl Sink,
-    ) {
-        while let Some(pkt) = arrived.pop_front() {
-            self.next_hop(pkt, t, sink);
-        }
-        self.arrived = std::mem::take(arrived);
-    }
-
-    /// The component that held `pkt` has already advanced it to its next hop.
-    fn next_hop(&mut self, pkt: PacketRef, now: Nanos, sink: &mut impl Sink) {
-        self.forward(pkt, now, sink);
-    }
-
-    /// Take `pkt` through its current hop at `now`.
-    fn forward(&mut self, pkt: PacketRef, now: Nanos, sink: &mut impl Sink) {
-        let p = &self.pkts[pkt];
-        let route = &self.routes[p.route as usize];
-        match route.hops.get(p.hop as usize) {
-            Some(&Hop::Link(l)) => {
-                let l = l as usize;
-                let wake = self.world.links[l].accept(pkt, &mut self.pkts, now);
-                self.arm_link(l, wake.tx_done, wake.arrival);
-            }
-            Some(&Hop::Trace(x)) => {
-                let x = x as usize;
-                let wake = self.world.traces[x].accept(pkt, &mut self.pkts, now);
-                self.arm_trace(x, wake.opportunity, wake.arrival);
-            }
-            Some(&Hop::Wifi { bss, from, to }) => {
-                let b = bss as usize;
-                // A packet entering a TXQ is not delivered anywhere yet: `received` stays empty.
-                let mut received = VecDeque::new();
-                let mut out = WifiOut {
-                    pkts: &mut self.pkts,
-                    delivered: &mut received,
-                    completed: &mut self.completed,
-                };
-                if let Some(t) = self.world.bsses[b].bss.accept(pkt, from, to, now, &mut out) {
-                    self.wifi_wakes[b].push(Reverse(t));
-                }
-                self.completed.clear();
-            }
-            Some(_) | None => {
-                let to = route.to;
-                sink.deliver(to, self.pkts.remove(pkt), now)
-            }
-        }
-    }
-
-    /// Record the events a link asked for (it asks only for events it has not pending).
-    fn arm_link(&mut self, l: usize, tx_done: Option<Nanos>, arrival: Option<Nanos>) {
-        if tx_done.is_some() {
-            self.tx_at[l] = tx_done;
-        }
-        if arrival.is_some() {
-            self.link_arrival_at[l] = arrival;
-        }
-    }
-
-    fn arm_trace(&mut self, x: usize, opportunity: Option<Nanos>, arrival: Option<Nanos>) {
-        if opportunity.is_some() {
-            self.opportunity_at[x] = opportunity;
-        }
-        if arrival.is_some() {
-            self.trace_arrival_at[x] = arrival;
-        }
-    }
-
-    /// Let every lazy link carry out the starts due by `t` (see `wificc_core::net::link`), so
-    /// that its backlog and counters are those of that instant. Its drops are passed on with
-    /// the next event's.
-    fn catch_up_links(&mut self, t: Nanos) {
-        for l in 0..self.world.links.len() {
-            let arrival = self.world.links[l].catch_up(t, &mut self.pkts);
-            self.arm_link(l, None, arrival);
-        }
-    }
-
-    fn flush_drops(&mut self, sink: &mut impl Sink) {
-        if self.pkts.dropped().is_empty() {
-            return;
-        }
-        let mut dropped = Vec::new();
-        self.pkts.remove_dropped(&mut dropped);
-        for pkt in dropped {
-            sink.dropped(pkt);
-        }
-    }
-
-    /// The end of the warm-up at model time `t`: utilisation counts from here.
-    pub fn end_warmup(&mut self, t: Nanos) {
-        self.catch_up_links(t);
-        self.world.queues_end_warmup();
+    /// The end of the warm-up at model time `t`: utilisation counts from here. The lazy
+    /// links catch up first; their drops go to `sink`.
+    pub fn end_warmup(&mut self, t: Nanos, sink: &mut impl Sink) {
+        self.net.catch_up(t, &mut self.pending, &mut Tun(sink));
+        self.net.queues_end_warmup();
     }
 
     /// Append the backlog of every reported queue, and the Wi-Fi nodes' figures over the step,
-    /// at model time `t` to their series.
-    pub fn sample(&mut self, t: Nanos) {
-        self.catch_up_links(t);
-        self.world.sample_queues(t);
-        self.world.sample_wifi(t);
+    /// at model time `t` to their series (the lazy links catch up first; their drops go to
+    /// `sink`).
+    pub fn sample(&mut self, t: Nanos, sink: &mut impl Sink) {
+        self.net.catch_up(t, &mut self.pending, &mut Tun(sink));
+        self.net.sample_queues(t);
+        self.net.sample_wifi(t);
     }
 
     /// Summaries over [warm-up, `end`] and series of the reported queues, as the simulator
     /// reports them.
     pub fn queue_results(&self, end: Nanos) -> (Vec<QueueSummary>, Vec<SeriesOf<QueueSeries>>) {
-        self.world.queue_results(end)
+        self.net.queue_results(end)
     }
 
     /// Per-node Wi-Fi summaries over [warm-up, `end`] (PPDUs, A-MPDU sizes, airtime,
     /// collisions, retries, drops) and series, as the simulator reports them; empty without
     /// a BSS.
     pub fn wifi_results(&self, end: Nanos) -> (Vec<WifiNodeSummary>, Vec<SeriesOf<WifiSeries>>) {
-        let series = self
-            .world
-            .bsses
-            .iter()
-            .enumerate()
-            .map(|(b, w)| SeriesOf {
-                id: b as u32,
-                name: w.name.clone(),
-                series: w.series.clone(),
-            })
-            .collect();
-        (self.world.wifi_summaries(end), series)
+        (self.net.wifi_summaries(end), self.net.wifi_series())
     }
 
     /// What the path cannot reproduce with real senders, as sentences (empty for wired and
     /// trace paths).
     pub fn notes(&self) -> Vec<String> {
-        if self.world.bsses.is_empty() {
+        if self.net.bsses.is_empty() {
             return Vec::new();
         }
         vec![WIFI_UPLOAD_NOTE.to_string()]
@@ -531,7 +405,7 @@ mod tests {
         p.advance(40_000_000, &mut out);
         assert_eq!(out.delivered[2], (1, 9, 31_231_631));
         assert_eq!(
-            p.pkts.live(),
+            p.net.packets(),
             0,
             "every packet delivered or dropped has left the path"
         );
@@ -548,7 +422,7 @@ mod tests {
         // At 1 ms packet #0 is being sent and #1 waits in the buffer (1 packet, 1500 bytes);
         // #2 was dropped.
         p.advance(1_000_000, &mut out);
-        p.sample(1_000_000);
+        p.sample(1_000_000, &mut out);
         p.advance(20_000_000, &mut out);
         let (queues, series) = p.queue_results(20_000_000);
         let s = &series[0].series;
@@ -681,7 +555,7 @@ mod tests {
         let pk = pkt(&p, 1, SERVER, 1500, 4);
         p.inject(pk, 0, &mut out);
         p.advance(1_000_000, &mut out);
-        p.sample(1_000_000);
+        p.sample(1_000_000, &mut out);
         let (nodes, series) = p.wifi_results(1_000_000);
         assert_eq!((nodes[1].ppdus, nodes[1].ampdu_mean), (1, Some(1.0)));
         let s = &series[0].series;

@@ -1,6 +1,7 @@
 //! Packets, links, queues.
 
 pub mod link;
+pub mod network;
 pub mod packet;
 pub mod qdisc;
 pub mod trace;
