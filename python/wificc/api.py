@@ -55,7 +55,7 @@ def scenario_text(scenario: ScenarioLike) -> tuple[str, str]:
 
     A mapping is sent as JSON. A path (``os.PathLike``, or a one-line string that names an
     existing file or has no ``=``) is read, as JSON when it ends in ``.json`` and as TOML
-    otherwise. Any other string is TOML text.
+    otherwise. A string that starts with ``{`` is JSON text; any other string is TOML text.
     """
     if isinstance(scenario, Mapping):
         _check_tree(scenario)
@@ -63,6 +63,8 @@ def scenario_text(scenario: ScenarioLike) -> tuple[str, str]:
             return json.dumps(scenario, allow_nan=False), "json"
         except (TypeError, ValueError) as e:
             raise ValueError(f"(scenario): not JSON-serialisable: {e}") from e
+    if isinstance(scenario, str) and scenario.lstrip().startswith("{"):
+        return scenario, "json"
     if isinstance(scenario, str) and ("\n" in scenario or ("=" in scenario and not Path(scenario.strip()).exists())):
         # TOML text: several lines, or one line with '=' that names no file (a path such as
         # runs/cc=bbr/s.toml is a path).
@@ -72,9 +74,15 @@ def scenario_text(scenario: ScenarioLike) -> tuple[str, str]:
     if isinstance(scenario, str) and not scenario.strip():
         raise ValueError("scenario: got an empty string, expected a dict, a file path or TOML text")
     path = Path(scenario)
-    if path.is_dir():
-        raise ValueError(f"scenario: {str(path)!r} is a directory, expected a scenario file (TOML or JSON)")
-    return path.read_text(), "json" if path.suffix.lower() == ".json" else "toml"
+    try:
+        if path.is_dir():
+            raise ValueError(f"scenario: {str(path)!r} is a directory, expected a scenario file (TOML or JSON)")
+        text = path.read_text()
+    except OSError as e:
+        raise ValueError(
+            f"scenario: cannot read {str(path)!r} ({e.strerror}), expected a scenario file (TOML or JSON)"
+        ) from e
+    return text, "json" if path.suffix.lower() == ".json" else "toml"
 
 
 def run(

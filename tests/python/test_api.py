@@ -405,3 +405,13 @@ def test_a_path_with_an_equals_sign_is_a_path_not_toml_text(tmp_path):
     assert wificc.api.scenario_text(str(scenario)) == (scenario.read_text(), "toml")
     # One line of TOML is still TOML text.
     assert wificc.api.scenario_text('duration = "1s"') == ('duration = "1s"', "toml")
+
+
+def test_json_text_is_json_and_an_unreadable_path_is_a_named_error(tmp_path):
+    text = json.dumps({"duration": "1s", "path": {"kind": "wired", "rate": "10mbit", "rtt": "10ms"}})
+    assert wificc.api.scenario_text(text) == (text, "json")
+    assert wificc.api.run(" " + text).summary["duration_s"] == 1.0
+    with pytest.raises(ValueError, match=r"scenario: cannot read .*expected a scenario file"):
+        wificc.api.scenario_text("x" * 300)
+    with pytest.raises(ValueError, match=r"scenario: cannot read .*missing.toml"):
+        wificc.api.scenario_text(str(tmp_path / "missing.toml"))
