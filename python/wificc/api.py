@@ -78,10 +78,11 @@ def scenario_text(scenario: ScenarioLike) -> tuple[str, str]:
         if path.is_dir():
             raise ValueError(f"scenario: {str(path)!r} is a directory, expected a scenario file (TOML or JSON)")
         text = path.read_text()
+    except FileNotFoundError:
+        raise
     except OSError as e:
-        raise ValueError(
-            f"scenario: cannot read {str(path)!r} ({e.strerror}), expected a scenario file (TOML or JSON)"
-        ) from e
+        expected = "expected a scenario file (TOML or JSON)"
+        raise ValueError(f"scenario: cannot read {str(path)!r} ({e.strerror}), {expected}") from e
     return text, "json" if path.suffix.lower() == ".json" else "toml"
 
 
