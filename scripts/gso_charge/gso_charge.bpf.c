@@ -20,6 +20,9 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u16 target_dport = 0; /* host order; set by the loader */
+/* The network namespace of the traced sockets (its nsfs inode); 0: any. Other runs on the
+ * machine use the same ports in their own namespaces. */
+const volatile __u32 target_netns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -64,7 +67,9 @@ static __always_inline bool want_sk(const struct sock *sk)
 	if (!sk)
 		return false;
 	__u16 dport = BPF_CORE_READ(sk, __sk_common.skc_dport);
-	return bpf_ntohs(dport) == target_dport;
+	if (bpf_ntohs(dport) != target_dport)
+		return false;
+	return !target_netns || BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) == target_netns;
 }
 
 static __always_inline bool is_gso(const struct sk_buff *skb)

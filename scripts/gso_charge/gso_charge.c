@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Loader for gso_charge.bpf.c.
- * usage: gso_charge -p DPORT -o PREFIX [-t SECONDS]
+ * usage: gso_charge -p DPORT [-n NETNS_INODE] -o PREFIX [-t SECONDS]
  * Writes PREFIX.csv (one line per event) and PREFIX.stacks.txt (segmentation
  * call stacks with counts).  Touches PREFIX.ready once the probes are attached.
  * Stops on SIGINT/SIGTERM or after SECONDS (default 60).
@@ -107,18 +107,20 @@ static const struct ksym *find_ksym(unsigned long a)
 int main(int argc, char **argv)
 {
 	int port = 0, secs = 60, opt;
+	unsigned long netns = 0;
 	const char *prefix = NULL;
 	char path[4096];
 
-	while ((opt = getopt(argc, argv, "p:o:t:v")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:o:t:v")) != -1) {
 		if (opt == 'p') port = atoi(optarg);
+		else if (opt == 'n') netns = strtoul(optarg, NULL, 10);
 		else if (opt == 'o') prefix = optarg;
 		else if (opt == 't') secs = atoi(optarg);
 		else if (opt == 'v') verbose = 1;
-		else { fprintf(stderr, "usage: %s -p DPORT -o PREFIX [-t SECONDS]\n", argv[0]); return 2; }
+		else { fprintf(stderr, "usage: %s -p DPORT [-n NETNS_INODE] -o PREFIX [-t SECONDS]\n", argv[0]); return 2; }
 	}
 	if (!port || !prefix) {
-		fprintf(stderr, "usage: %s -p DPORT -o PREFIX [-t SECONDS]\n", argv[0]);
+		fprintf(stderr, "usage: %s -p DPORT [-n NETNS_INODE] -o PREFIX [-t SECONDS]\n", argv[0]);
 		return 2;
 	}
 
@@ -126,6 +128,7 @@ int main(int argc, char **argv)
 	struct gso_charge_bpf *skel = gso_charge_bpf__open();
 	if (!skel) { fprintf(stderr, "open failed\n"); return 1; }
 	skel->rodata->target_dport = (unsigned short)port;
+	skel->rodata->target_netns = (__u32)netns;
 	if (gso_charge_bpf__load(skel)) { fprintf(stderr, "load failed\n"); return 1; }
 	if (gso_charge_bpf__attach(skel)) { fprintf(stderr, "attach failed\n"); return 1; }
 

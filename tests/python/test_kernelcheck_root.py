@@ -216,3 +216,47 @@ def test_sigkill_of_the_front_end_leaves_nothing(request, suite, running, tmp_pa
             assert "wbbr_pg" not in bpf.available()
     finally:
         child.kill()
+
+
+def send_over_loopback(port: int, size: int = 1 << 20) -> None:
+    """One TCP connection to ``port`` on this namespace's loopback carrying ``size`` bytes."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", port))
+
+    def drain() -> None:
+        conn, _ = server.accept()
+        with conn:
+            while conn.recv(1 << 16):
+                pass
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    with socket.create_connection(("127.0.0.1", port)) as client:
+        client.sendall(b"x" * size)
+    reader.join(10)
+    server.close()
+
+
+def test_the_probe_records_only_the_sockets_of_its_namespace():
+    # Other runs on the machine use the same ports in their own namespaces: a recording tied to
+    # a namespace sees none of this (root) namespace's traffic; one without sees it.
+    from wificc.kernelcheck import probe
+
+    port = 47000 + os.getpid() % 1000
+    ns = f"wcc-probe-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        with probe.built() as built:
+            with probe.recording(built, port, ns) as other:
+                send_over_loopback(port)
+            with probe.recording(built, port) as any_ns:
+                send_over_loopback(port + 1000)
+                send_over_loopback(port)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=True)
+    assert not [e for e in other.events if e["kind"] == "QUEUE"]
+    assert [e for e in any_ns.events if e["kind"] == "QUEUE"]
+    with pytest.raises(OSError, match=f"network namespace '{ns}'"):
+        probe.netns_inode(ns)

@@ -119,6 +119,15 @@ def parse_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
+def netns_inode(name: str) -> int:
+    """The inode of network namespace ``name`` (its ``/run/netns`` mount), the kernel's
+    ``net->ns.inum``."""
+    try:
+        return os.stat(Path("/run/netns") / name).st_ino
+    except OSError as e:
+        raise OSError(f"network namespace {name!r}: {e.strerror}") from e
+
+
 class Recording:
     """What one run of the loader recorded (``events``, filled when the block ends)."""
 
@@ -127,14 +136,19 @@ class Recording:
 
 
 @contextmanager
-def recording(probe: Probe, port: int) -> Iterator[Recording]:
-    """Record the events of TCP sockets with destination ``port`` while the block runs."""
+def recording(probe: Probe, port: int, netns: str | None = None) -> Iterator[Recording]:
+    """Record the events of TCP sockets with destination ``port`` while the block runs; with
+    ``netns`` (a namespace name, as ``ip netns`` knows it), only those of that namespace: other
+    runs on the machine use the same ports in their own namespaces, and the probe sees them all."""
     work = scratch("run")
     prefix = work / "events"
     out = Recording()
+    command = [str(probe.loader), "-p", str(port), "-o", str(prefix), "-t", str(MAX_RECORDING_S)]
+    if netns is not None:
+        command += ["-n", str(netns_inode(netns))]
     errors = open(work / "loader.log", "w+")
     proc = subprocess.Popen(
-        [str(probe.loader), "-p", str(port), "-o", str(prefix), "-t", str(MAX_RECORDING_S)],
+        command,
         stdout=subprocess.DEVNULL,
         stderr=errors,
         preexec_fn=_die_with_parent,

@@ -101,7 +101,7 @@ def offloads_off_recording(running: emu.Emulator, built: probe.Probe, keep: list
         check=True,
         capture_output=True,
     )
-    with probe.recording(built, emu.BASE_PORT) as rec:
+    with probe.recording(built, emu.BASE_PORT, name) as rec:
         keep.append(rec)
         yield
 

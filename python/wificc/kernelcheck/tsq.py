@@ -224,7 +224,7 @@ def shaped_sender(running: emu.Emulator, rate_mbit: int, built: probe.Probe, kee
     for command in htb_commands(name, rate_mbit):
         subprocess.run(["ip", "netns", "exec", name, *command], check=True, capture_output=True)
     keep["origin_ns"] = running.origin_ns
-    with WmemSampler(name, emu.BASE_PORT) as sampler, probe.recording(built, emu.BASE_PORT) as rec:
+    with WmemSampler(name, emu.BASE_PORT) as sampler, probe.recording(built, emu.BASE_PORT, name) as rec:
         keep["sampler"], keep["recording"] = sampler, rec
         yield
     keep["qdisc"] = subprocess.run(
