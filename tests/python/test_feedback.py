@@ -163,3 +163,25 @@ def test_ctrl_c_keeps_the_stored_runs_and_the_printed_command_resumes(tmp_path, 
     assert again.returncode == 0, again.stderr
     assert f"4 runs in {out / storage.RUNS_TABLE}" in again.stdout
     assert len(wificc.sweep(grid, out, workers=1, progress=False)) == 4
+
+
+def test_ctrl_c_stops_a_reproduction_and_names_what_it_kept_and_the_command(tmp_path):
+    out = tmp_path / "bbrp"
+    args = ["reproduce", "bbrp", "--quick", "--workers", "1", "--out", str(out)]
+    child = subprocess.Popen([*WIFICC, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def stored() -> int:
+        return sum(len(storage.finished_ids(d)) for d in out.iterdir() if d.is_dir()) if out.is_dir() else 0
+
+    _wait_for(lambda: stored() > 0 or child.poll() is not None, 120, "no run was stored")
+    assert child.poll() is None, "the reproduction ended before it could be interrupted"
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
+    assert time.monotonic() - sent < 5.0
+    assert child.returncode == EXIT_INTERRUPTED, err
+    kept = stored()
+    assert kept >= 1
+    assert f"interrupted: {kept} runs are stored in {out}/<experiment>/runs/" in err
+    assert f"resume with: wificc {' '.join(args)}" in err
+    assert "Traceback" not in err
