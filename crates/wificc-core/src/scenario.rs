@@ -241,6 +241,13 @@ pub struct StackSpec {
     /// Host egress qdisc on every NIC (default pfifo_fast, the kernel default).
     #[serde(default = "default_host_qdisc")]
     pub host_qdisc: QdiscSpec,
+    /// The hosts' wired NICs are virtual devices that orphan each skb when they take it from
+    /// the qdisc (`skb_orphan` in the `ndo_start_xmit` of TUN, veth, and virtio_net without TX
+    /// NAPI; drivers/net/tun.c `tun_net_xmit`), so TCP Small Queues releases a packet when its
+    /// transmission starts instead of at its end (a physical NIC's TX-completion interrupt).
+    /// Default false. Wi-Fi radios report their own completions.
+    #[serde(default)]
+    pub tx_orphan: bool,
     /// Earliest-departure-time pacing with its credit (Linux 4.20+); false: the hrtimer
     /// pacing of 4.13-4.19, which restarts from the moment an skb is sent. Default the
     /// kernel's.

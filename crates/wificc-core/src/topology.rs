@@ -55,6 +55,7 @@ fn host_nic(
     let q = s.stack.host_qdisc(Rng::new(s.seed, stream))?;
     let mut nic = Link::new(name, rate, delay, l2, q);
     nic.reports_tx_completion = true;
+    nic.orphan_on_xmit = s.stack.tx_orphan;
     Ok(nic)
 }
 

@@ -268,7 +268,7 @@ fn invalid_scenarios_name_the_field_the_value_and_what_is_expected() {
         toml(
             with_stack("tsq2 = \"1ms\""),
             "stack.tsq2: unknown field `tsq2`, expected one of `kernel`, `tsq`, `tp`, `offloads`, \
-             `fq_pacing`, `host_qdisc`, `edt_pacing`, `limit_output_bytes`, `init_cwnd`, `min_tso_segs`, \
+             `fq_pacing`, `host_qdisc`, `tx_orphan`, `edt_pacing`, `limit_output_bytes`, `init_cwnd`, `min_tso_segs`, \
              `tso_rtt_log`, `mtu`, `mss`, `ecn`, `rto_min`, `delayed_ack`, `skb_overhead`",
         ),
         // The path.

@@ -8,7 +8,8 @@
 //! whatever the number of packets in flight on the wire. A full-duplex cable is two `Link`s.
 //!
 //! A link on a sending host's NIC reports TX completion (the end of serialisation) for TSQ, as a
-//! wired driver frees the skb on its TX-completion interrupt.
+//! wired driver frees the skb on its TX-completion interrupt; a virtual device that orphans the
+//! skb when it takes it (`orphan_on_xmit`: TUN, veth) reports it when the transmission starts.
 //!
 //! A link with a propagation delay that reports no TX completion (a bottleneck, a backhaul)
 //! serialises lazily: it has no end-of-transmission event. While packets wait, each starts when
@@ -40,6 +41,13 @@ pub struct Link {
     pub l2_overhead: u32,
     /// End of serialisation counts as TX completion for the sender's TSQ.
     pub reports_tx_completion: bool,
+    /// With `reports_tx_completion`: the driver orphans each skb in its `ndo_start_xmit`
+    /// (`skb_orphan`, as TUN and veth do), so the completion comes when the packet leaves the
+    /// qdisc, not at the end of its serialisation.
+    pub orphan_on_xmit: bool,
+    /// A completion of `orphan_on_xmit` from the last call (accept or end of transmission), for
+    /// the owner to take at once: (flow, truesize).
+    pub orphaned: Option<(u32, u32)>,
     /// Independent random loss: each arriving packet is dropped with this probability before it
     /// reaches the queue (a lossy medium, as netem/mm-loss), from its own random stream.
     loss: Option<(f64, Rng)>,
@@ -145,6 +153,8 @@ impl Link {
             delay,
             l2_overhead,
             reports_tx_completion: false,
+            orphan_on_xmit: false,
+            orphaned: None,
             loss: None,
             random_losses: 0,
             qdisc: qdisc.into(),
@@ -267,8 +277,13 @@ impl Link {
         }
         let size = p.size;
         if let Some(charge) = p.tsq_charge().filter(|_| self.reports_tx_completion) {
-            self.completion = Some(charge);
-            self.tx_pending = true;
+            if self.orphan_on_xmit {
+                debug_assert!(self.orphaned.is_none(), "a completion was not taken");
+                self.orphaned = Some(charge);
+            } else {
+                self.completion = Some(charge);
+                self.tx_pending = true;
+            }
             // The skb is freed at the host: no later hop may report its completion again.
             p.truesize = 0;
         }

@@ -86,7 +86,8 @@ pub trait Hosts<S: Scheduler> {
     /// `pkt` reached `hop`, an endpoint (not a link, trace link or BSS).
     fn arrive(&mut self, net: &mut Network, sched: &mut S, pkt: PacketRef, hop: Hop, now: Nanos);
     /// A host NIC that reports TX completion (`Link::reports_tx_completion`) finished sending a
-    /// data packet charged `truesize` bytes to flow `flow`'s TCP Small Queues budget.
+    /// data packet charged `truesize` bytes to flow `flow`'s TCP Small Queues budget (or, one
+    /// that orphans skbs, `Link::orphan_on_xmit`, started sending it).
     fn tx_complete(
         &mut self,
         net: &mut Network,
@@ -210,6 +211,7 @@ impl Network {
                 if let Some((flow, truesize)) = done.completed {
                     hosts.tx_complete(self, sched, flow, truesize, now);
                 }
+                self.pass_orphaned(id, sched, hosts, now);
                 self.pass_drops(Some(id), sched, hosts, now);
             }
             NetEvent::LinkArrival(id) => {
@@ -252,6 +254,7 @@ impl Network {
                 Hop::Link(l) => {
                     let wake = self.links[l as usize].accept(pkt, &mut self.pkts, now);
                     schedule_link(sched, l, wake);
+                    self.pass_orphaned(l, sched, hosts, now);
                     self.pass_drops(Some(l), sched, hosts, now);
                 }
                 Hop::Trace(t) => {
@@ -291,6 +294,21 @@ impl Network {
                 sched.schedule(t, NetEvent::LinkArrival(id));
             }
             self.pass_drops(Some(id), sched, hosts, now);
+        }
+    }
+
+    /// Pass the completion of a packet that link `l` orphaned as it started sending it
+    /// (`Link::orphan_on_xmit`) to the hosts.
+    #[inline]
+    fn pass_orphaned<S: Scheduler, H: Hosts<S>>(
+        &mut self,
+        l: u32,
+        sched: &mut S,
+        hosts: &mut H,
+        now: Nanos,
+    ) {
+        if let Some((flow, truesize)) = self.links[l as usize].orphaned.take() {
+            hosts.tx_complete(self, sched, flow, truesize, now);
         }
     }
 

@@ -182,3 +182,28 @@ fn a_drop_past_the_host_nic_releases_nothing() {
         "no truesize charged"
     );
 }
+
+#[test]
+fn a_nic_that_orphans_skbs_reports_each_completion_when_its_transmission_starts() {
+    // The same three packets through a NIC that orphans skbs as TUN and veth do: #0's charge
+    // is released as it starts at 0, #1's as it starts at 1 ms (when #0 ends), not at the ends
+    // of their transmissions (1 and 2 ms). What reaches the host is unchanged.
+    let (mut net, mut q, mut log) = (network(8_000_000, 1), EventQueue::default(), Log::default());
+    net.links[0].orphan_on_xmit = true;
+    for seq in 0..3 {
+        let r = net.pkts.insert(data(seq, 2304));
+        net.work.push_back(r);
+    }
+    net.forward(0, &mut q, &mut log);
+    run(&mut net, &mut q, &mut log, 10 * MS);
+    assert_eq!(
+        log.0,
+        [
+            Seen::TxComplete(4, 2304, 0),
+            Seen::Dropped(2, true, 0),
+            Seen::TxComplete(4, 2304, MS),
+            Seen::Arrived(7, 0, 6_100_000),
+            Seen::Arrived(7, 1, 7_100_000),
+        ]
+    );
+}
