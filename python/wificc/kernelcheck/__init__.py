@@ -5,9 +5,9 @@ Each suite is a list of cells run one at a time, each ``--repeat N`` times (the 
 times, the simulator over seeds 1..N; :mod:`wificc.kernelcheck.repetitions`): every repetition
 is stored under ``OUT/<suite>/cells/<cell>/rep-<k>/`` as it finishes (its ``row.json`` plus
 whatever runs it keeps), the cell's ``row.json`` (medians and ranges over the N) when all are,
-and an interrupted suite resumes with the next missing repetition. The suite's table is written after every cell to
-``OUT/<suite>/table.{csv,parquet,md}``. A smoke run (one short cell) goes to
-``OUT/<suite>-smoke/``.
+and an interrupted suite resumes with the next missing repetition. The suite's table is
+written after every cell to ``OUT/<suite>/table.{csv,parquet,md}``. A smoke run (one short
+cell, once) goes to ``OUT/<suite>-smoke/``.
 
 Suites (:data:`SUITES`):
 
@@ -24,9 +24,9 @@ Suites (:data:`SUITES`):
 Agreement, simulator against kernel (``(simulator - kernel) / kernel``, between the medians of
 the repetitions): goodput within 10%, median ping within 15%, median bytes below TCP within 15%,
 per-segment charge exact; or, when the kernel's own spread exceeds the tolerance, the two
-ranges overlapping (``ok (spread)``). Every
-kernel run through the emulator keeps the emulator's lateness (share of packets within 100 us of
-their time) beside its row: a check on a late emulator is no check.
+ranges overlapping (``ok (spread)``). Every kernel run through the emulator keeps the
+emulator's lateness (share of packets within 100 us of their time) beside its row (over
+repetitions, the worst and the median): a check on a late emulator is no check.
 """
 
 from __future__ import annotations
