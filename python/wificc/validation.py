@@ -174,7 +174,12 @@ def store_cell(
     """Store a finished cell: ``save`` writes its files into a staging directory (and may return
     more of the row), then the row is added and the directory renamed into place, so the cell
     exists complete or not at all. Returns the row."""
-    target = out / CELLS_DIR / cell_id
+    return store_dir(out / CELLS_DIR / cell_id, row, save)
+
+
+def store_dir(target: Path, row: dict[str, Any], save: Callable[[Path], dict[str, Any] | None]) -> dict[str, Any]:
+    """:func:`store_cell` into the directory ``target`` (a cell, or one repetition of a cell):
+    complete with its ``row.json``, or not there at all."""
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_path(target)
     try:

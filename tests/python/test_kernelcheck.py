@@ -97,14 +97,16 @@ def test_footer_counts_agreeing_cells_and_those_on_a_punctual_emulator():
     ]
     assert kernelcheck.footer(rows, ("goodput", "ping"), "goodput 10%") == (
         "2 of 3 cells within tolerance (goodput 10%), 1 of them measured "
-        "on a punctual emulator (at least 99% of the packets within 100 us)."
+        "on a punctual emulator (at least 99% of the packets within 100 us; the worst repetition)."
+        + kernelcheck.REPEATED
     )
 
 
 def test_cells_resume_and_a_failed_cell_leaves_nothing(tmp_path):
     calls = []
 
-    def run_cell(cell, staging):
+    def run_cell(cell, staging, seed):
+        assert seed == 1
         calls.append(cell.id)
         if cell.params.get("fail"):
             raise RuntimeError("boom")
@@ -118,7 +120,8 @@ def test_cells_resume_and_a_failed_cell_leaves_nothing(tmp_path):
     with pytest.raises(RuntimeError, match="boom"):
         kernelcheck.run_cells(tmp_path, grid, run_cell, render, lambda _: None)
     assert calls == ["a", "b"]
-    assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["a"]
+    assert (tmp_path / "cells" / "a" / "row.json").is_file()
+    assert not list((tmp_path / "cells" / "b").iterdir())  # no repetition, no row
     assert (tmp_path / "table.md").read_text() == "a=1\n"
     grid[1] = Cell("b", {"x": 2})
     frame = kernelcheck.run_cells(tmp_path, grid, run_cell, render, lambda _: None)
@@ -126,8 +129,8 @@ def test_cells_resume_and_a_failed_cell_leaves_nothing(tmp_path):
     assert list(frame["cell"]) == ["a", "b", "c"]
     assert (tmp_path / "table.md").read_text() == "a=1\nb=2\nc=3\n"
     row = json.loads((tmp_path / "cells" / "c" / "row.json").read_text())
-    assert row["x"] == 3 and row["cell"] == "c" and "wall_s" in row
-    assert (tmp_path / "cells" / "c" / "kept.txt").read_text() == "c"
+    assert row["x"] == 3 and row["cell"] == "c" and "wall_s" in row and row["repetitions"] == 1
+    assert (tmp_path / "cells" / "c" / "rep-1" / "kept.txt").read_text() == "c"
     assert (tmp_path / "table.csv").exists() and (tmp_path / "table.parquet").exists()
 
 
@@ -294,3 +297,166 @@ def test_wifi_download_writes_its_tables_with_a_verdict_per_cell(tmp_path):
     assert "| ping, late |" in text and "1 of 2 cells within the targets" in text
     assert pd.read_parquet(tmp_path / "table.parquet")["verdict"].tolist() == ["ok", "ping, late"]
     assert (tmp_path / "table.csv").read_text().count("\n") == 3
+
+
+def repetition_rows(sim_ping, kernel_ping, charge=(True, True, True)):
+    """Three repetitions of a cell: goodput Mbit/s sim 95, 93, 97 against kernel 100, 96, 104."""
+    rows = []
+    for k, (sg, kg, sp, kp, late, p99, ok) in enumerate(
+        zip(
+            (95e6, 93e6, 97e6),
+            (100e6, 96e6, 104e6),
+            sim_ping,
+            kernel_ping,
+            (0.995, 0.992, 0.999),
+            (60.0, 90.0, 40.0),
+            charge,
+            strict=True,
+        ),
+        1,
+    ):
+        row = {"cell": "c", "repetition": k, "cc": "bbr", "sim_goodput_bps": sg, "kernel_goodput_bps": kg}
+        row |= {"sim_ping_p50_ms": sp, "kernel_ping_p50_ms": kp, "charge_ok": ok, "wall_s": 10.0 + k}
+        row |= kernelcheck.lateness({"lateness_within_100us": late, "lateness_p99_us": p99})
+        row |= kernelcheck.goodput_ping_agreement(row)
+        row["verdict"] = kernelcheck.verdict(row, ("goodput", "ping"))
+        rows.append(row)
+    return rows
+
+
+def test_repetitions_keep_medians_ranges_and_the_worst_lateness():
+    rows = repetition_rows((240.0, 250.0, 290.0), (287.0, 351.0, 300.0))
+    row = kernelcheck.repetitions.aggregate(rows, kernelcheck.GOODPUT_PING_COMPARED)
+    assert row["repetitions"] == 3 and row["cc"] == "bbr" and "repetition" not in row
+    assert (row["kernel_goodput_bps"], row["kernel_goodput_bps_min"], row["kernel_goodput_bps_max"]) == (
+        100e6,
+        96e6,
+        104e6,
+    )
+    # Goodput: medians 95 against 100, -5%, within 10%.
+    assert row["goodput_diff"] == pytest.approx(-0.05)
+    assert row["goodput_ok"] is True and row["goodput_spread"] is False
+    # Ping: medians 250 against 300, -16.7%, beyond 15%; the kernel's spread (351 - 287) / 300 =
+    # 21.3% exceeds 15% and the ranges 240-290 and 287-351 overlap: agreement by spread.
+    assert row["ping_p50_diff"] == pytest.approx(-50 / 300)
+    assert row["ping_ok"] is True and row["ping_spread"] is True
+    # Lateness: the worst run (lowest share, highest p99) and the median.
+    assert (row["lateness_within_100us"], row["lateness_within_100us_median"]) == (0.992, 0.995)
+    assert (row["lateness_p99_us"], row["lateness_p99_us_median"]) == (90.0, 60.0)
+    assert row["punctual"] is True
+    assert row["wall_s"] == 36.0
+    assert row["charge_ok"] is True
+    assert kernelcheck.verdict(row, ("goodput", "ping")) == "ok (spread)"
+    assert kernelcheck.Column("k", "kernel_goodput_bps", "mbit").show(row) == "100.00 (96.00-104.00)"
+    assert kernelcheck.Column("d", "ping_p50_diff", "diff").show(row) == "-16.7%"
+    # One repetition shows no range.
+    one = kernelcheck.repetitions.aggregate(rows[:1], kernelcheck.GOODPUT_PING_COMPARED)
+    assert kernelcheck.Column("k", "kernel_goodput_bps", "mbit").show(one) == "100.00"
+    assert one["ping_p50_diff"] == pytest.approx(-47 / 287) and one["ping_ok"] is False
+
+
+def test_repetitions_fail_without_spread_or_without_overlap_and_kernel_checks_must_always_hold():
+    compared = kernelcheck.GOODPUT_PING_COMPARED
+    # The kernel's spread (310 - 290) / 300 = 6.7% is within 15%: the medians decide, -16.7%.
+    narrow = kernelcheck.repetitions.aggregate(repetition_rows((240.0, 250.0, 290.0), (290.0, 300.0, 310.0)), compared)
+    assert narrow["ping_ok"] is False and narrow["ping_spread"] is False
+    assert kernelcheck.verdict(narrow, ("goodput", "ping")) == "ping"
+    # Wide spread but the ranges 200-280 and 287-351 apart.
+    apart = kernelcheck.repetitions.aggregate(repetition_rows((200.0, 250.0, 280.0), (287.0, 351.0, 300.0)), compared)
+    assert apart["ping_ok"] is False
+    # A check of the kernel alone holds only when it held every time.
+    rows = repetition_rows((250.0,) * 3, (250.0,) * 3, charge=(True, False, True))
+    assert kernelcheck.repetitions.aggregate(rows, compared)["charge_ok"] is False
+    rows[1]["lateness_within_100us"] = 0.985
+    late = kernelcheck.repetitions.aggregate(rows, compared)
+    assert late["punctual"] is False and kernelcheck.verdict(late, ("goodput", "ping")) == "late"
+    with pytest.raises(ValueError, match="--repeat: got 0, expected a whole number of repetitions >= 1"):
+        kernelcheck.check_repeat(0)
+
+
+def repeated_suite(tmp_path, repeat, calls, fail=()):
+    """run_cells of two cells ``repeat`` times; repetition k of a cell returns x = 10 * k (and
+    fails when (cell, k) is in ``fail``)."""
+
+    def run_cell(cell, staging, seed):
+        calls.append((cell.id, seed))
+        if (cell.id, seed) in fail:
+            raise RuntimeError("interrupted")
+        (staging / "kept.txt").write_text(f"{cell.id} {seed}")
+        return {"x": 10.0 * seed, "x_ok": True, "verdict": "ok"}
+
+    def render(rows):
+        return "".join(f"{r['cell']}={r['x']}/{r['repetitions']}\n" for r in rows)
+
+    grid = [Cell("a", {}), Cell("b", {})]
+    return kernelcheck.run_cells(tmp_path, grid, run_cell, render, lambda _: None, repeat=repeat)
+
+
+def test_an_interrupted_cell_resumes_with_its_next_missing_repetition(tmp_path):
+    calls = []
+    with pytest.raises(RuntimeError, match="interrupted"):
+        repeated_suite(tmp_path, 3, calls, fail={("a", 2)})
+    assert calls == [("a", 1), ("a", 2)]
+    cell = tmp_path / "cells" / "a"
+    assert sorted(p.name for p in cell.iterdir()) == ["rep-1"]  # no row: not finished
+    assert (cell / "rep-1" / "kept.txt").read_text() == "a 1"
+    assert json.loads((cell / "rep-1" / "row.json").read_text())["repetition"] == 1
+    frame = repeated_suite(tmp_path, 3, calls)
+    assert calls[2:] == [("a", 2), ("a", 3), ("b", 1), ("b", 2), ("b", 3)]
+    assert list(frame["x"]) == [20.0, 20.0] and list(frame["x_min"]) == [10.0, 10.0]
+    assert list(frame["x_max"]) == [30.0, 30.0] and list(frame["repetitions"]) == [3, 3]
+    assert (tmp_path / "table.md").read_text() == "a=20.0/3\nb=20.0/3\n"
+    # Finished: nothing runs again.
+    repeated_suite(tmp_path, 3, calls)
+    assert len(calls) == 7
+
+
+def test_a_cell_stored_with_another_count_is_taken_again_or_extended(tmp_path):
+    calls = []
+    repeated_suite(tmp_path, 3, calls)
+    # Fewer asked: the first 2 of the 3 stored, nothing run, the third kept on disk.
+    frame = repeated_suite(tmp_path, 2, calls)
+    assert len(calls) == 6
+    assert list(frame["x"]) == [15.0, 15.0] and list(frame["repetitions"]) == [2, 2]
+    assert (tmp_path / "cells" / "a" / "rep-3" / "row.json").is_file()
+    # More asked: only the missing repetition 4 runs, then the row is over 1..4.
+    frame = repeated_suite(tmp_path, 4, calls)
+    assert calls[6:] == [("a", 4), ("b", 4)]
+    assert list(frame["x"]) == [25.0, 25.0] and list(frame["x_max"]) == [40.0, 40.0]
+    # A cell stored before repetitions is its repetition 1; the extension runs 2 only.
+    old = tmp_path / "old"
+    legacy = old / "cells" / "a"
+    legacy.mkdir(parents=True)
+    (legacy / "kept.txt").write_text("single run")
+    (legacy / "row.json").write_text(json.dumps({"cell": "a", "x": 5.0, "x_ok": False, "verdict": "x"}))
+    calls = []
+    frame = repeated_suite(old, 2, calls)
+    assert calls == [("a", 2), ("b", 1), ("b", 2)]
+    assert (legacy / "rep-1" / "kept.txt").read_text() == "single run"
+    assert json.loads((legacy / "rep-1" / "row.json").read_text())["repetition"] == 1
+    row = frame.iloc[0]
+    assert (row["x"], row["x_min"], row["x_max"], row["x_ok"]) == (12.5, 5.0, 20.0, False)
+
+
+def test_repeat_is_checked_and_a_smoke_run_is_one_repetition(tmp_path):
+    result = RUNNER.invoke(app, ["validate-grid", str(tmp_path), "--suite", "trace", "--repeat", "0"])
+    assert result.exit_code == 2
+    assert "--repeat: got 0, expected a whole number of repetitions >= 1" in result.output
+    result = RUNNER.invoke(app, ["validate-grid", str(tmp_path), "--repeat", "2"])
+    assert result.exit_code == 2 and "--repeat: needs --suite NAME" in result.output
+    with pytest.raises(ValueError, match="--repeat: got 3 with --smoke, expected 1"):
+        kernelcheck.run_suite("trace", tmp_path, smoke=True, repeat=3)
+    from wificc.kernelcheck import wired
+
+    with pytest.raises(ValueError, match="--repeat: got 2 for the wired suite, expected 1"):
+        wired.run(tmp_path, smoke=False, report=print, repeat=2)
+    defaults = {name: s.repeat for name, s in kernelcheck.SUITES.items()}
+    assert defaults == {
+        "wired": 1,
+        "tsq-completion": 3,
+        "gso-charge": 1,
+        "segments": 1,
+        "wifi-download": 3,
+        "trace": 3,
+        "fairness": 3,
+    }

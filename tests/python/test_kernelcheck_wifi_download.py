@@ -67,7 +67,7 @@ def test_cells_and_markdown():
     line = text.splitlines()[2]
     assert line == (
         "| ath9k (ath9k) | wbbr (bbr) | 110.0 / 100.0 | +10.0% | 12.0 / 10.0 | +20.0% | 30.0 / - "
-        "| 10 / 5 | +100.0% | 99.5%, 80 us | ping |"
+        "| 10 / 5 | +100.0% | 1 | 99.5%, 80 us | ping |"
     )
     assert "0 of 1 cells within the targets" in text
 
@@ -81,9 +81,9 @@ def test_smoke_cell_runs_and_leaves_nothing(tmp_path):
     assert r["sim_goodput_mbit"] > 50 and r["kernel_goodput_mbit"] > 50
     assert r["kernel_acks"] > 0 and r["sim_acks"] > 0
     assert 0 < r["lateness_within_100us"] <= 1
-    assert (tmp_path / "cells" / "ath9k-cubic" / "kernel").is_dir()
-    assert messages == ["wifi-download: cell 1/1 ath9k-cubic"]
+    assert (tmp_path / "cells" / "ath9k-cubic" / "rep-1" / "kernel").is_dir()
+    assert messages[0] == "0 of 1 cells finished, 1 to run (1 repetitions each)"
     # Stored cells are not run again.
     again = wifi_download.run(tmp_path, smoke=True, report=messages.append)
-    assert messages[-1] == "wifi-download: ath9k-cubic already stored"
+    assert messages[-1] == "1 of 1 cells finished, 0 to run (1 repetitions each)"
     assert again.equals(frame)

@@ -1,12 +1,13 @@
 """Kernel checks: the simulator's sender-stack and Wi-Fi mechanisms against the running kernel
 (``wificc validate-grid --suite NAME [--smoke] OUT``).
 
-Each suite is a list of cells run one at a time; a finished cell is stored under
-``OUT/<suite>/cells/<cell>/`` (its ``row.json`` plus whatever runs it keeps) and an
-interrupted suite resumes with the next unfinished cell, as the wired grid does
-(:mod:`wificc.validation`). The suite's table is written after every cell to
-``OUT/<suite>/table.{csv,parquet,md}``. A smoke run (one short cell) goes to
-``OUT/<suite>-smoke/``.
+Each suite is a list of cells run one at a time, each ``--repeat N`` times (the kernel side N
+times, the simulator over seeds 1..N; :mod:`wificc.kernelcheck.repetitions`): every repetition
+is stored under ``OUT/<suite>/cells/<cell>/rep-<k>/`` as it finishes (its ``row.json`` plus
+whatever runs it keeps), the cell's ``row.json`` (medians and ranges over the N) when all are,
+and an interrupted suite resumes with the next missing repetition. The suite's table is
+written after every cell to ``OUT/<suite>/table.{csv,parquet,md}``. A smoke run (one short
+cell, once) goes to ``OUT/<suite>-smoke/``.
 
 Suites (:data:`SUITES`):
 
@@ -20,10 +21,12 @@ Suites (:data:`SUITES`):
 - ``trace``, ``fairness``: the BPF variants BBR-APG over LTE traces and BBR-PG on a two-RTT
   dumbbell (:mod:`wificc.kernelcheck.variants`).
 
-Agreement, simulator against kernel (``(simulator - kernel) / kernel``): goodput within 10%,
-median ping within 15%, median bytes below TCP within 15%, per-segment charge exact. Every
-kernel run through the emulator keeps the emulator's lateness (share of packets within 100 us of
-their time) beside its row: a check on a late emulator is no check.
+Agreement, simulator against kernel (``(simulator - kernel) / kernel``, between the medians of
+the repetitions): goodput within 10%, median ping within 15%, median bytes below TCP within 15%,
+per-segment charge exact; or, when the kernel's own spread exceeds the tolerance, the two
+ranges overlapping (``ok (spread)``). Every kernel run through the emulator keeps the
+emulator's lateness (share of packets within 100 us of their time) beside its row (over
+repetitions, the worst and the median): a check on a late emulator is no check.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from typing import Any
 import pandas as pd
 
 from wificc import _core, emu, storage, validation
+from wificc.kernelcheck import repetitions
+from wificc.kernelcheck.repetitions import Compared
 
 # Agreement targets of issue 15: |simulator - kernel| / kernel at most this.
 GOODPUT_TOLERANCE = validation.GOODPUT_TOLERANCE
@@ -60,7 +65,8 @@ class Unavailable(OSError):
 class Column:
     """One column of a suite's Markdown table: header, row key and how to show the value
     (``text``, ``int``, ``mbit`` (bit/s as Mbit/s), ``ms``, ``us``, ``diff`` (signed percent),
-    ``share`` (a fraction as percent), ``num`` (two decimals), ``bool`` (yes/no))."""
+    ``share`` (a fraction as percent), ``num`` (two decimals), ``bool`` (yes/no)). A row over
+    several repetitions shows a figure's range after its median: ``93.10 (91.80-94.00)``."""
 
     header: str
     key: str
@@ -72,7 +78,11 @@ class Column:
             return "-"
         if self.kind not in FORMATS:
             raise ValueError(f"column {self.header!r}: unknown kind {self.kind!r}")
-        return FORMATS[self.kind](value)
+        shown = FORMATS[self.kind](value)
+        low, high = row.get(f"{self.key}_min"), row.get(f"{self.key}_max")
+        if (row.get("repetitions") or 1) > 1 and low is not None and high is not None:
+            shown += f" ({FORMATS[self.kind](low)}-{FORMATS[self.kind](high)})"
+        return shown
 
 
 FORMATS: dict[str, Callable[[Any], str]] = {
@@ -98,7 +108,17 @@ GOODPUT_PING_COLUMNS = (
 )
 # How the differences of the tables are taken.
 DIFFERENCES = "; differences (simulator - kernel) / kernel"
-CLOSING_COLUMNS = (Column("lateness <=100us", "lateness_within_100us", "share"), Column("verdict", "verdict"))
+CLOSING_COLUMNS = (
+    Column("reps", "repetitions", "int"),
+    Column("lateness <=100us worst", "lateness_within_100us", "share"),
+    Column("median", "lateness_within_100us_median", "share"),
+    Column("verdict", "verdict"),
+)
+# The goodput and median ping of both sides, judged against the tolerances.
+GOODPUT_PING_COMPARED = (
+    Compared("sim_goodput_bps", "kernel_goodput_bps", "goodput_diff", "goodput", GOODPUT_TOLERANCE),
+    Compared("sim_ping_p50_ms", "kernel_ping_p50_ms", "ping_p50_diff", "ping", PING_TOLERANCE),
+)
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], footer: str = "") -> str:
@@ -146,11 +166,15 @@ def within(difference: float | None, tolerance: float) -> bool | None:
 
 def verdict(row: dict[str, Any], checks: Sequence[str]) -> str:
     """``ok``, or the names of the failed checks (``<name>_ok`` keys that are False) and ``late``
-    for a kernel run whose emulator was late; checks without a value are not counted."""
+    for a kernel run whose emulator was late; checks without a value are not counted. ``ok
+    (spread)`` when a check held only by the ranges' overlap (``<name>_spread``, a row over
+    repetitions: :mod:`wificc.kernelcheck.repetitions`)."""
     failed = [name for name in checks if row.get(f"{name}_ok") is False]
     if row.get("punctual") is False:
         failed.append("late")
-    return "ok" if not failed else ", ".join(failed)
+    if failed:
+        return ", ".join(failed)
+    return "ok (spread)" if any(row.get(f"{name}_spread") for name in checks) else "ok"
 
 
 def goodput_ping_agreement(row: dict[str, Any]) -> dict[str, Any]:
@@ -174,8 +198,15 @@ def footer(rows: Sequence[dict[str, Any]], checks: Sequence[str], tolerances: st
     return (
         f"{len(agree)} of {len(rows)} cells within tolerance ({tolerances}), "
         f"{punctual} of them measured on a punctual emulator (at least "
-        f"{LATENESS_MIN_WITHIN_100US:.0%} of the packets within 100 us)."
+        f"{LATENESS_MIN_WITHIN_100US:.0%} of the packets within 100 us; the worst repetition)." + REPEATED
     )
+
+
+# How a row over repetitions is shown and judged (the tables' closing line).
+REPEATED = (
+    " Figures over repetitions: median (min-max); a figure agrees when the medians are within "
+    "the tolerance, or, when the kernel's own spread exceeds it, when the ranges overlap (ok (spread))."
+)
 
 
 def lateness(kernel_summary: dict[str, Any]) -> dict[str, Any]:
@@ -196,28 +227,48 @@ class Cell:
     params: dict[str, Any]
 
 
+def check_repeat(repeat: int) -> int:
+    """``repeat`` when it is a whole number of repetitions (at least 1)."""
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"--repeat: got {repeat!r}, expected a whole number of repetitions >= 1")
+    return repeat
+
+
 def run_cells(
     out: Path,
     cells: Sequence[Cell],
-    run_cell: Callable[[Cell, Path], dict[str, Any]],
+    run_cell: Callable[[Cell, Path, int], dict[str, Any]],
     render: Callable[[list[dict[str, Any]]], str],
     report: Report,
+    *,
+    repeat: int = 1,
+    compared: Sequence[Compared] = (),
+    checks: Sequence[str] = (),
+    judge: Callable[[dict[str, Any]], str] | None = None,
 ) -> pd.DataFrame:
-    """Run every unfinished cell into ``out``, one at a time: ``run_cell(cell, staging)`` saves
-    what it keeps into ``staging`` and returns the cell's row. The tables are written after each
-    cell; returns the table of ``cells``."""
+    """Run every unfinished cell into ``out``, one at a time, ``repeat`` times each:
+    ``run_cell(cell, staging, seed)`` runs repetition ``seed`` (1..repeat, the simulator's seed),
+    saves what it keeps into ``staging`` and returns its row. Each repetition is stored as it
+    finishes; the cell's row is :func:`repetitions.aggregate` of its repetitions over
+    ``compared``, its verdict ``judge(row)`` (default: :func:`verdict` of ``checks``). The
+    tables are written after each cell; returns the table of ``cells``."""
+    check_repeat(repeat)
     out.mkdir(parents=True, exist_ok=True)
-    done = validation.finished(out)
-    todo = [c for c in cells if c.id not in done]
-    report(f"{len(cells) - len(todo)} of {len(cells)} cells finished, {len(todo)} to run")
+    todo = [c for c in cells if not repetitions.finished(out / validation.CELLS_DIR / c.id, repeat)]
+    report(f"{len(cells) - len(todo)} of {len(cells)} cells finished, {len(todo)} to run ({repeat} repetitions each)")
     for n, cell in enumerate(todo, 1):
-        started = time.monotonic()
 
-        def save(staging: Path, cell: Cell = cell, started: float = started) -> dict[str, Any]:
-            row = {k: plain(v) for k, v in run_cell(cell, staging).items()}
+        def run(staging: Path, seed: int, cell: Cell = cell) -> dict[str, Any]:
+            started = time.monotonic()
+            row = {k: plain(v) for k, v in run_cell(cell, staging, seed).items()}
             return {**row, "wall_s": round(time.monotonic() - started, 1)}
 
-        row = validation.store_cell(out, cell.id, {"cell": cell.id}, save)
+        def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
+            row = {k: plain(v) for k, v in repetitions.aggregate(rows, compared).items()}
+            row["verdict"] = judge(row) if judge is not None else verdict(row, checks)
+            return row
+
+        row = repetitions.run_repetitions(out / validation.CELLS_DIR / cell.id, cell.id, repeat, run, combine, report)
         report(f"[{n}/{len(todo)}] {cell.id}: {row.get('verdict', '-')} ({row['wall_s']:.0f} s)")
         write_tables(out, cells, render)
     rows = write_tables(out, cells, render)
@@ -237,13 +288,15 @@ def write_tables(
 @dataclass(frozen=True)
 class Suite:
     """A kernel check: its name, whether it needs root, what it checks, how to run it
-    (``run(out, smoke=..., report=...)`` -> its table) and how to render its rows."""
+    (``run(out, smoke=..., report=..., repeat=...)`` -> its table), how to render its rows and
+    how many repetitions a cell gets unless told (1 where the figures are exact)."""
 
     name: str
     needs_root: bool
     description: str
     run: Callable[..., pd.DataFrame]
     markdown: Callable[[list[dict[str, Any]]], str]
+    repeat: int = 3
 
 
 def _lazy(module: str, attribute: str) -> Callable[..., Any]:
@@ -265,6 +318,7 @@ SUITES: dict[str, Suite] = {
             "Simulator vs kernel on wired paths: rate x RTT x pfifo buffer x cc (tcp_upload)",
             _lazy("wired", "run"),
             _lazy("wired", "markdown"),
+            repeat=1,
         ),
         Suite(
             "tsq-completion",
@@ -280,6 +334,7 @@ SUITES: dict[str, Suite] = {
             "truesize charged per software-GSO segment (BPF), against the simulator's segment_truesize",
             _lazy("gso", "run"),
             _lazy("gso", "markdown"),
+            repeat=1,
         ),
         Suite(
             "segments",
@@ -288,6 +343,7 @@ SUITES: dict[str, Suite] = {
             "the ath9k model's per-frame wake-up",
             _lazy("segments", "run"),
             _lazy("segments", "markdown"),
+            repeat=1,
         ),
         Suite(
             "wifi-download",
@@ -328,11 +384,24 @@ def suite_dir(out: str | os.PathLike[str], name: str, smoke: bool) -> Path:
     return Path(out) / (f"{name}-smoke" if smoke else name)
 
 
-def run_suite(name: str, out: str | os.PathLike[str], *, smoke: bool = False, report: Report = print) -> pd.DataFrame:
-    """Run suite ``name`` into :func:`suite_dir` (resuming it); returns its table."""
+def run_suite(
+    name: str,
+    out: str | os.PathLike[str],
+    *,
+    smoke: bool = False,
+    repeat: int | None = None,
+    report: Report = print,
+) -> pd.DataFrame:
+    """Run suite ``name`` into :func:`suite_dir` (resuming it), ``repeat`` repetitions per cell
+    (default: the suite's; a smoke run's one cell once); returns its table."""
     s = suite(name)
+    if repeat is not None:
+        check_repeat(repeat)
+    if smoke and repeat not in (None, 1):
+        raise ValueError(f"--repeat: got {repeat} with --smoke, expected 1 (a smoke run is one cell run once)")
     if s.needs_root:
         reason = emu.unavailable()
         if reason is not None:
             raise OSError(f"suite {name}: {reason}")
-    return s.run(suite_dir(out, name, smoke), smoke=smoke, report=report)
+    count = 1 if smoke else (s.repeat if repeat is None else repeat)
+    return s.run(suite_dir(out, name, smoke), smoke=smoke, report=report, repeat=count)

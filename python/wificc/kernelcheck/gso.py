@@ -147,7 +147,8 @@ def measure(variant: str, seconds: int, staging: Path) -> Path:
     return Path(kept.group(1))
 
 
-def run_variant(cell: Cell, staging: Path) -> dict[str, Any]:
+def run_variant(cell: Cell, staging: Path, seed: int = 1) -> dict[str, Any]:
+    """One measurement of a variant (no simulator run: ``seed`` is only the repetition's number)."""
     variant, seconds = cell.params["variant"], cell.params["seconds"]
     work = measure(variant, seconds, staging)
     try:
@@ -179,8 +180,8 @@ def cells(smoke: bool) -> list[Cell]:
     return [Cell(v, {"variant": v, "seconds": seconds}) for v in variants]
 
 
-def run(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFrame:
-    return run_cells(out, cells(smoke), run_variant, markdown, report)
+def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
+    return run_cells(out, cells(smoke), run_variant, markdown, report, repeat=repeat, checks=("charge",))
 
 
 COLUMNS = (
@@ -195,6 +196,7 @@ COLUMNS = (
     Column("full segment sim B", "full_truesize_sim", "int"),
     Column("wmem delta exact", "wmem_delta_exact", "int"),
     Column("of", "wmem_delta_checked", "int"),
+    Column("reps", "repetitions", "int"),
     Column("verdict", "verdict"),
 )
 

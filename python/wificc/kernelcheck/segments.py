@@ -106,10 +106,11 @@ def offloads_off_recording(running: emu.Emulator, built: probe.Probe, keep: list
         yield
 
 
-def scenario(rate: str, cc: str, length: str) -> dict[str, Any]:
+def scenario(rate: str, cc: str, length: str, seed: int = 1) -> dict[str, Any]:
     return api.validate(
         scenarios.build(
             "tcp_upload",
+            seed=seed,
             rate=rate,
             rtt=RTT,
             buffer=BUFFER,
@@ -127,13 +128,13 @@ def cells(smoke: bool) -> list[Cell]:
     return [Cell(f"{r}-{c}", {"rate": r, "cc": c, "length": LENGTH}) for r in RATES for c in CCS]
 
 
-def run(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFrame:
+def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
     with probe.built() as built:
 
-        def run_cell(cell: Cell, staging: Path) -> dict[str, Any]:
+        def run_cell(cell: Cell, staging: Path, seed: int) -> dict[str, Any]:
             keep: list[probe.Recording] = []
             kernel = emu.run_emulated(
-                scenario(cell.params["rate"], cell.params["cc"], cell.params["length"]),
+                scenario(cell.params["rate"], cell.params["cc"], cell.params["length"], seed),
                 during=lambda running: offloads_off_recording(running, built, keep),
             )
             kernel.save(staging / "kernel")
@@ -146,7 +147,7 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFram
             row["verdict"] = verdict(row, ("wake",))
             return row
 
-        return run_cells(out, cells(smoke), run_cell, markdown, report)
+        return run_cells(out, cells(smoke), run_cell, markdown, report, repeat=repeat, checks=("wake",))
 
 
 COLUMNS = (

@@ -54,10 +54,12 @@ from wificc.kernelcheck import (
     CLOSING_COLUMNS,
     DIFFERENCES,
     GOODPUT_PING_COLUMNS,
+    GOODPUT_PING_COMPARED,
     GOODPUT_TOLERANCE,
     PING_TOLERANCE,
     Cell,
     Column,
+    Compared,
     footer,
     goodput_ping_agreement,
     lateness,
@@ -245,10 +247,17 @@ def skb_overhead() -> int | None:
         return None
 
 
-def scenarios_of(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(kernel scenario, simulator scenario) of a cell."""
+def scenarios_of(params: dict[str, Any], seed: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(kernel scenario, simulator scenario) of a cell's repetition ``seed``."""
     built = scenarios.build(
-        "tcp_upload", rate=PATH_RATE, rtt=RTT, buffer=BUFFER, cc=[params["cc"]], length=params["length"], delay=DELAY
+        "tcp_upload",
+        rate=PATH_RATE,
+        rtt=RTT,
+        buffer=BUFFER,
+        cc=[params["cc"]],
+        length=params["length"],
+        delay=DELAY,
+        seed=seed,
     )
     # The TUN device has no link-layer header and htb charges a packet its IP length
     # (qdisc_pkt_len), so the simulator's NIC is given no L2 framing either (the 1 Gbit/s
@@ -300,12 +309,12 @@ def sim_below_tcp(sim: Any, window: tuple[int, int]) -> float | None:
     return median([float(v) for v in picked["tsq_bytes"]])
 
 
-def run(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFrame:
+def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
     with probe.built() as built:
 
-        def run_cell(cell: Cell, staging: Path) -> dict[str, Any]:
+        def run_cell(cell: Cell, staging: Path, seed: int) -> dict[str, Any]:
             p = cell.params
-            kernel_scenario, sim_scenario = scenarios_of(p)
+            kernel_scenario, sim_scenario = scenarios_of(p, seed)
             sim = api.run(sim_scenario)
             keep: dict[str, Any] = {}
             kernel = emu.run_emulated(
@@ -339,7 +348,7 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFram
             row["verdict"] = verdict(row, ("goodput", "ping", "below_tcp"))
             return row
 
-        return run_cells(out, cells(smoke), run_cell, markdown, report)
+        return run_cells(out, cells(smoke), run_cell, markdown, report, repeat=repeat, compared=COMPARED, checks=CHECKS)
 
 
 def cells(smoke: bool) -> list[Cell]:
@@ -351,6 +360,12 @@ def cells(smoke: bool) -> list[Cell]:
         length = LENGTH
     return [Cell(f"{r}mbit-{m}ms-{c}", {"rate_mbit": r, "tsq_ms": m, "cc": c, "length": length}) for r, m, c in grid]
 
+
+CHECKS = ("goodput", "ping", "below_tcp")
+COMPARED = (
+    *GOODPUT_PING_COMPARED,
+    Compared("sim_below_tcp_p50", "kernel_below_tcp_p50", "below_tcp_diff", "below_tcp", BELOW_TCP_TOLERANCE),
+)
 
 COLUMNS = (
     Column("rate Mbit/s", "rate_mbit", "int"),
@@ -372,7 +387,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         COLUMNS,
         footer(
             rows,
-            ("goodput", "ping", "below_tcp"),
+            CHECKS,
             f"goodput {GOODPUT_TOLERANCE:.0%}, median ping {PING_TOLERANCE:.0%}, "
             f"median bytes below TCP {BELOW_TCP_TOLERANCE:.0%}{DIFFERENCES}",
         ),

@@ -30,9 +30,11 @@ from wificc.kernelcheck import (
     CLOSING_COLUMNS,
     DIFFERENCES,
     GOODPUT_PING_COLUMNS,
+    GOODPUT_PING_COMPARED,
     GOODPUT_TOLERANCE,
     Cell,
     Column,
+    Compared,
     Unavailable,
     footer,
     goodput_ping_agreement,
@@ -118,9 +120,10 @@ def _runs(scenario: dict[str, Any], staging: Path) -> tuple[Any, Any]:
     return sim, kernel
 
 
-def built(test: str, params: dict[str, Any], **options: Any) -> dict[str, Any]:
+def built(test: str, params: dict[str, Any], seed: int, **options: Any) -> dict[str, Any]:
     """A catalog test on the cell's congestion control, length and delay, with the running
-    kernel's profile, normalised (the BPF variants kept as the kernel's names)."""
+    kernel's profile and the repetition's seed, normalised (the BPF variants kept as the
+    kernel's names)."""
     return emu.validated(
         scenarios.build(
             test,
@@ -128,14 +131,15 @@ def built(test: str, params: dict[str, Any], **options: Any) -> dict[str, Any]:
             length=params["length"],
             delay=params["delay"],
             kernel=running_kernel(),
+            seed=seed,
             **options,
         )
     )
 
 
-def trace_scenario(params: dict[str, Any]) -> dict[str, Any]:
+def trace_scenario(params: dict[str, Any], seed: int = 1) -> dict[str, Any]:
     up, down = trace_files(params["trace"])
-    return built("trace", params, trace_up=up, trace_down=down)
+    return built("trace", params, seed, trace_up=up, trace_down=down)
 
 
 def trace_cells(smoke: bool) -> list[Cell]:
@@ -150,13 +154,13 @@ def trace_cells(smoke: bool) -> list[Cell]:
     ]
 
 
-def run_trace(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFrame:
+def run_trace(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
     grid = trace_cells(smoke)
     for c in grid:
         trace_scenario(c.params)  # every trace present before anything runs
 
-    def run_cell(cell: Cell, staging: Path) -> dict[str, Any]:
-        scenario = trace_scenario(cell.params)
+    def run_cell(cell: Cell, staging: Path, seed: int) -> dict[str, Any]:
+        scenario = trace_scenario(cell.params, seed)
         sim, kernel = _runs(scenario, staging)
         row = {
             "trace": cell.params["trace"],
@@ -170,7 +174,7 @@ def run_trace(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.Da
         row["verdict"] = verdict(row, ("goodput", "ping"))
         return row
 
-    return run_cells(out, grid, run_cell, trace_markdown, report)
+    return run_cells(out, grid, run_cell, trace_markdown, report, repeat=repeat, **TRACE_JUDGED)
 
 
 def shares(goodputs: Sequence[float]) -> list[float | None]:
@@ -179,8 +183,8 @@ def shares(goodputs: Sequence[float]) -> list[float | None]:
     return [g / total if total > 0 else None for g in goodputs]
 
 
-def fairness_scenario(params: dict[str, Any]) -> dict[str, Any]:
-    return built("rtt_fairness", params, rate=FAIRNESS_RATE, rtts=FAIRNESS_RTTS, buffer=params["buffer"])
+def fairness_scenario(params: dict[str, Any], seed: int = 1) -> dict[str, Any]:
+    return built("rtt_fairness", params, seed, rate=FAIRNESS_RATE, rtts=FAIRNESS_RTTS, buffer=params["buffer"])
 
 
 def fairness_cells(smoke: bool) -> list[Cell]:
@@ -193,9 +197,9 @@ def fairness_cells(smoke: bool) -> list[Cell]:
     ]
 
 
-def run_fairness(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFrame:
-    def run_cell(cell: Cell, staging: Path) -> dict[str, Any]:
-        scenario = fairness_scenario(cell.params)
+def run_fairness(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
+    def run_cell(cell: Cell, staging: Path, seed: int) -> dict[str, Any]:
+        scenario = fairness_scenario(cell.params, seed)
         sim, kernel = _runs(scenario, staging)
         sim_g = [float(g) for g in sim.flows.sort_values("id")["goodput_bps"]]
         kernel_g = [float(g) for g in kernel.flows.sort_values("id")["goodput_bps"]]
@@ -220,8 +224,25 @@ def run_fairness(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd
         row["verdict"] = verdict(row, ("goodput", "short", "long"))
         return row
 
-    return run_cells(out, fairness_cells(smoke), run_cell, fairness_markdown, report)
+    return run_cells(out, fairness_cells(smoke), run_cell, fairness_markdown, report, repeat=repeat, **FAIRNESS_JUDGED)
 
+
+# How a cell's repetitions are compared and judged (run_cells' compared and checks).
+TRACE_JUDGED: dict[str, Any] = {
+    "compared": (
+        *GOODPUT_PING_COMPARED,
+        Compared("sim_qdelay_p95_ms", "kernel_qdelay_p95_ms", "qdelay_p95_diff"),
+    ),
+    "checks": ("goodput", "ping"),
+}
+FAIRNESS_JUDGED: dict[str, Any] = {
+    "compared": (
+        *GOODPUT_PING_COMPARED,
+        Compared("sim_short_bps", "kernel_short_bps", "short_diff", "short", GOODPUT_TOLERANCE),
+        Compared("sim_long_bps", "kernel_long_bps", "long_diff", "long", GOODPUT_TOLERANCE),
+    ),
+    "checks": ("goodput", "short", "long"),
+}
 
 TRACE_COLUMNS = (
     Column("trace", "trace"),
@@ -256,7 +277,7 @@ def trace_markdown(rows: list[dict[str, Any]]) -> str:
     return markdown_table(
         rows,
         TRACE_COLUMNS,
-        footer(rows, ("goodput", "ping"), "goodput 10%, median ping of the flow's span 15%" + DIFFERENCES),
+        footer(rows, TRACE_JUDGED["checks"], "goodput 10%, median ping of the flow's span 15%" + DIFFERENCES),
     )
 
 
@@ -266,7 +287,7 @@ def fairness_markdown(rows: list[dict[str, Any]]) -> str:
         FAIRNESS_COLUMNS,
         footer(
             rows,
-            ("goodput", "short", "long"),
+            FAIRNESS_JUDGED["checks"],
             "total and each flow's goodput 10%; the ping of client 0 shown" + DIFFERENCES,
         ),
     )

@@ -26,7 +26,8 @@ from typing import Any
 
 import pandas as pd
 
-from .. import api, bpf, emu, scenarios, validation
+from .. import api, bpf, emu, kernelcheck, scenarios, validation
+from ..kernelcheck.repetitions import Compared
 from ..result import Result
 
 CHIPSETS = ("ath9k", "ath10k")
@@ -49,11 +50,16 @@ class Cell:
     def id(self) -> str:
         return f"{self.chipset}-{self.cc}"
 
-    def scenario(self, length: str, delay: str) -> dict[str, Any]:
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"chipset": self.chipset, "cc": self.cc}
+
+    def scenario(self, length: str, delay: str, seed: int = 1) -> dict[str, Any]:
         """The cell's normalised scenario with the kernel's congestion control (a BPF variant
-        checked as the simulator's algorithm it implements)."""
+        checked as the simulator's algorithm it implements), at the repetition's seed."""
         built = scenarios.build(
             "tcp_download",
+            seed=seed,
             path_kind="wifi",
             chipset=self.chipset,
             cc=[emu.simulator_cc(self.cc)],
@@ -128,9 +134,11 @@ def row(cell: Cell, sim: Result, kernel: Result, attempts: int) -> dict[str, Any
     return out
 
 
-def run_cell(cell: Cell, length: str, delay: str, attempts: int = ATTEMPTS) -> tuple[Result, Result, int]:
-    """The simulator's run and the most punctual of up to ``attempts`` kernel runs."""
-    scenario = cell.scenario(length, delay)
+def run_cell(
+    cell: Cell, length: str, delay: str, attempts: int = ATTEMPTS, seed: int = 1
+) -> tuple[Result, Result, int]:
+    """The simulator's run and the most punctual of up to ``attempts`` kernel runs, at ``seed``."""
+    scenario = cell.scenario(length, delay, seed)
     sim = api.run(emu.with_cc(scenario, emu.simulator_cc(cell.cc)))
     best: Result | None = None
     made = 0
@@ -145,9 +153,10 @@ def run_cell(cell: Cell, length: str, delay: str, attempts: int = ATTEMPTS) -> t
     return sim, best, made
 
 
-def run(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFrame:
-    """Run the suite's cells (both runs of each stored under ``out/cells/<cell>``; a cell
-    already stored is not run again) and return one row per cell."""
+def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
+    """Run the suite's cells, ``repeat`` repetitions each (every repetition's two runs stored
+    under ``out/cells/<cell>/rep-<k>``; what is stored is not run again, see
+    :mod:`wificc.kernelcheck.repetitions`) and return one row per cell."""
     reason = emu.unavailable()
     if reason is not None:
         raise OSError(f"wifi-download needs the emulator: {reason}")
@@ -155,15 +164,26 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None]) -> pd.DataFram
     chosen = cells(smoke)
     if not smoke and wbbr_loadable() is not None:
         report(f"wifi-download: wbbr left out: {wbbr_loadable()}")
-    done = validation.finished(out)
-    for i, cell in enumerate(chosen, 1):
-        if cell.id in done:
-            report(f"wifi-download: {cell.id} already stored")
-            continue
-        report(f"wifi-download: cell {i}/{len(chosen)} {cell.id}")
-        sim, kernel, made = run_cell(cell, length, delay)
-        validation.write_cell(out, cell, sim, kernel, row(cell, sim, kernel, made))
-    return write_tables(out, chosen)
+
+    def run_one(cell: Any, staging: Path, seed: int) -> dict[str, Any]:
+        sim, kernel, made = run_cell(cell, length, delay, seed=seed)
+        sim.save(staging / "sim")
+        kernel.save(staging / "kernel")
+        return row(cell, sim, kernel, made)
+
+    return kernelcheck.run_cells(out, chosen, run_one, render, report, repeat=repeat, compared=COMPARED, judge=verdict)
+
+
+COMPARED = (
+    Compared("sim_goodput_mbit", "kernel_goodput_mbit", "goodput_mbit_diff", "goodput", validation.GOODPUT_TOLERANCE),
+    Compared("sim_ping_p50_ms", "kernel_ping_p50_ms", "ping_p50_ms_diff", "ping", validation.PING_TOLERANCE),
+    Compared("sim_ap_ampdu_mean", "kernel_ap_ampdu_mean", "ap_ampdu_mean_diff"),
+    Compared("sim_acks", "kernel_acks", "acks_diff"),
+)
+
+
+def render(rows: list[dict[str, Any]]) -> str:
+    return markdown(pd.DataFrame([{**r, "verdict": verdict(r)} for r in rows]))
 
 
 def write_tables(out: Path, chosen: list[Cell]) -> pd.DataFrame:
@@ -177,13 +197,18 @@ def write_tables(out: Path, chosen: list[Cell]) -> pd.DataFrame:
 
 
 def verdict(r: dict[str, Any]) -> str:
-    """ "ok" for a cell within the targets on a punctual emulator; else what is not: "goodput",
-    "ping", "late" (fewer than 99% of the packets within 100 us), "N lost at TUN"."""
+    """ "ok" for a cell within the targets on a punctual emulator ("ok (spread)" when a figure
+    agreed only by the ranges' overlap of repetitions); else what is not: "goodput", "ping",
+    "late" (fewer than 99% of the packets within 100 us in the worst repetition), "N lost at
+    TUN" (the most of a repetition)."""
     failed = [name for name, ok in (("goodput", r["goodput_ok"]), ("ping", r["ping_ok"])) if not ok]
     if not r["punctual"]:
         failed.append("late")
-    if r.get("kernel_tun_tx_dropped"):
-        failed.append(f"{r['kernel_tun_tx_dropped']} lost at TUN")
+    lost = r.get("kernel_tun_tx_dropped_max", r.get("kernel_tun_tx_dropped"))
+    if lost:
+        failed.append(f"{lost:.0f} lost at TUN")
+    if not failed and (r.get("goodput_spread") or r.get("ping_spread")):
+        return "ok (spread)"
     return ", ".join(failed) or "ok"
 
 
@@ -195,20 +220,30 @@ def _pct(value: Any) -> str:
     return "-" if value is None or pd.isna(value) else f"{100 * value:+.1f}%"
 
 
+def _fig(r: dict[str, Any], key: str, digits: int = 1) -> str:
+    """A figure, with its range (min-max) when the row is over several repetitions."""
+    shown = _num(r.get(key), digits)
+    low, high = r.get(f"{key}_min"), r.get(f"{key}_max")
+    if (r.get("repetitions") or 1) > 1 and not (low is None or pd.isna(low) or high is None or pd.isna(high)):
+        shown += f" ({_num(low, digits)}-{_num(high, digits)})"
+    return shown
+
+
 def markdown(frame: pd.DataFrame) -> str:
     """The suite's table in markdown, with a count of the cells within the targets."""
     head = (
         "| chipset (driver) | cc (sim) | goodput sim / kernel Mbit/s | diff | ping p50 sim / kernel ms | diff "
-        "| AP A-MPDU sim / kernel | ACKs sim / kernel | diff | lateness <=100us, p99 | verdict |"
+        "| AP A-MPDU sim / kernel | ACKs sim / kernel | diff | reps | lateness <=100us, p99 (worst) | verdict |"
     )
-    lines = [head, "|" + "---|" * 11]
+    lines = [head, "|" + "---|" * 12]
     for r in frame.to_dict("records"):
         lines.append(
             f"| {r['chipset']} ({r['driver']}) | {r['cc']} ({r['sim_cc']}) "
-            f"| {_num(r['sim_goodput_mbit'])} / {_num(r['kernel_goodput_mbit'])} | {_pct(r['goodput_mbit_diff'])} "
-            f"| {_num(r['sim_ping_p50_ms'])} / {_num(r['kernel_ping_p50_ms'])} | {_pct(r['ping_p50_ms_diff'])} "
-            f"| {_num(r['sim_ap_ampdu_mean'])} / {_num(r['kernel_ap_ampdu_mean'])} "
-            f"| {r['sim_acks']} / {r['kernel_acks']} | {_pct(r['acks_diff'])} "
+            f"| {_fig(r, 'sim_goodput_mbit')} / {_fig(r, 'kernel_goodput_mbit')} | {_pct(r['goodput_mbit_diff'])} "
+            f"| {_fig(r, 'sim_ping_p50_ms')} / {_fig(r, 'kernel_ping_p50_ms')} | {_pct(r['ping_p50_ms_diff'])} "
+            f"| {_fig(r, 'sim_ap_ampdu_mean')} / {_fig(r, 'kernel_ap_ampdu_mean')} "
+            f"| {_fig(r, 'sim_acks', 0)} / {_fig(r, 'kernel_acks', 0)} | {_pct(r['acks_diff'])} "
+            f"| {_num(r.get('repetitions') or 1, 0)} "
             f"| {100 * (r['lateness_within_100us'] or 0):.1f}%, {_num(r['lateness_p99_us'], 0)} us | {verdict(r)} |"
         )
     within = sum(bool(r["goodput_ok"]) and bool(r["ping_ok"]) for r in frame.to_dict("records"))
@@ -216,6 +251,6 @@ def markdown(frame: pd.DataFrame) -> str:
     lines.append(
         f"{within} of {len(frame)} cells within the targets (goodput "
         f"{100 * validation.GOODPUT_TOLERANCE:.0f}%, median ping {100 * validation.PING_TOLERANCE:.0f}%; "
-        "differences are (simulator - kernel) / kernel)."
+        "differences are (simulator - kernel) / kernel)." + kernelcheck.REPEATED
     )
     return "\n".join(lines) + "\n"
