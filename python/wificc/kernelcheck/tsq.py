@@ -270,7 +270,16 @@ def scenarios_of(params: dict[str, Any], seed: int = 1) -> tuple[dict[str, Any],
     if overhead is not None:
         built["stack"]["skb_overhead"] = overhead
     kernel = api.validate(built)
-    sim = api.validate({**built, "path": {**built["path"], "access_rate": f"{params['rate_mbit']}mbit"}})
+    # The simulator's sender NIC stands for htb in front of the TUN device: the rate is htb's,
+    # and TUN orphans each skb as htb hands it over (tun_net_xmit), so the simulator's NIC
+    # releases TSQ when a packet starts its transmission (stack.tx_orphan).
+    sim = api.validate(
+        {
+            **built,
+            "path": {**built["path"], "access_rate": f"{params['rate_mbit']}mbit"},
+            "stack": {**built["stack"], "tx_orphan": True},
+        }
+    )
     return kernel, sim
 
 
