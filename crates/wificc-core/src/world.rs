@@ -119,7 +119,7 @@ pub struct Endpoints {
 }
 
 impl Scheduler for EventQueue<Event> {
-    #[inline]
+    #[inline(always)]
     fn schedule(&mut self, at: Nanos, ev: NetEvent) {
         let ev = match ev {
             NetEvent::LinkTxDone(id) => Event::LinkTxDone(id),
@@ -501,7 +501,7 @@ impl Endpoints {
 }
 
 impl Hosts<EventQueue<Event>> for Endpoints {
-    #[inline]
+    #[inline(always)]
     fn arrive(
         &mut self,
         net: &mut Network,
@@ -532,6 +532,7 @@ impl Hosts<EventQueue<Event>> for Endpoints {
         }
     }
 
+    #[inline(always)]
     fn tx_complete(
         &mut self,
         net: &mut Network,

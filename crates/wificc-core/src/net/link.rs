@@ -43,11 +43,9 @@ pub struct Link {
     pub reports_tx_completion: bool,
     /// With `reports_tx_completion`: the driver orphans each skb in its `ndo_start_xmit`
     /// (`skb_orphan`, as TUN and veth do), so the completion comes when the packet leaves the
-    /// qdisc, not at the end of its serialisation.
+    /// qdisc, not at the end of its serialisation: it is listed in the packet store
+    /// ([`Packets::release`]) as the transmission starts.
     pub orphan_on_xmit: bool,
-    /// A completion of `orphan_on_xmit` from the last call (accept or end of transmission), for
-    /// the owner to take at once: (flow, truesize).
-    pub orphaned: Option<(u32, u32)>,
     /// Independent random loss: each arriving packet is dropped with this probability before it
     /// reaches the queue (a lossy medium, as netem/mm-loss), from its own random stream.
     loss: Option<(f64, Rng)>,
@@ -154,7 +152,6 @@ impl Link {
             l2_overhead,
             reports_tx_completion: false,
             orphan_on_xmit: false,
-            orphaned: None,
             loss: None,
             random_losses: 0,
             qdisc: qdisc.into(),
@@ -277,16 +274,16 @@ impl Link {
         }
         let size = p.size;
         if let Some(charge) = p.tsq_charge().filter(|_| self.reports_tx_completion) {
+            // The skb is freed at the host: no later hop may report its completion again.
+            p.truesize = 0;
             if self.orphan_on_xmit {
-                debug_assert!(self.orphaned.is_none(), "a completion was not taken");
-                self.orphaned = Some(charge);
+                pkts.release(charge);
             } else {
                 self.completion = Some(charge);
                 self.tx_pending = true;
             }
-            // The skb is freed at the host: no later hop may report its completion again.
-            p.truesize = 0;
         }
+        let p = &mut pkts[pkt];
         let dur = self.tx_time((size + self.l2_overhead) as u64);
         let end = at + dur;
         self.busy_time += dur;

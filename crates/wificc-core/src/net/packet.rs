@@ -260,12 +260,17 @@ pub struct PacketRef(u32);
 ///
 /// A packet a component drops is listed in `dropped` (still in its slot) for the owner to
 /// account (a drop frees the skb, which releases the sender's TSQ charge) and then release;
-/// [`Packets::drop_packet`] is the one way to drop.
+/// [`Packets::drop_packet`] is the one way to drop. A device that frees an skb's TSQ charge
+/// while the packet goes on (a NIC that orphans skbs as it takes them) lists the charge in
+/// `released` ([`Packets::release`]), for the owner to pass on with the drops.
 #[derive(Debug, Default)]
 pub struct Packets {
     slots: Vec<Packet>,
     free: Vec<PacketRef>,
     dropped: Vec<PacketRef>,
+    released: Vec<(u32, u32)>,
+    /// Entries in `dropped` and `released` together: one test says whether either has any.
+    reports: usize,
 }
 
 impl Packets {
@@ -299,6 +304,7 @@ impl Packets {
     #[inline]
     pub fn drop_packet(&mut self, r: PacketRef) {
         self.dropped.push(r);
+        self.reports += 1;
     }
 
     /// The packets dropped since the list was last taken.
@@ -307,8 +313,28 @@ impl Packets {
         &self.dropped
     }
 
+    /// The TSQ charge (flow, truesize) of a packet that goes on is released now.
+    #[inline]
+    pub fn release(&mut self, charge: (u32, u32)) {
+        self.released.push(charge);
+        self.reports += 1;
+    }
+
+    /// Whether drops or released charges wait to be passed on.
+    #[inline(always)]
+    pub fn has_reports(&self) -> bool {
+        self.reports != 0
+    }
+
+    /// Move the charges released since the list was last taken to `out`, in order.
+    pub fn take_released(&mut self, out: &mut Vec<(u32, u32)>) {
+        self.reports -= self.released.len();
+        out.append(&mut self.released);
+    }
+
     /// Take the dropped packets out of their slots, appending them to `out` in drop order.
     pub fn remove_dropped(&mut self, out: &mut Vec<Packet>) {
+        self.reports -= self.dropped.len();
         for r in self.dropped.drain(..) {
             self.free.push(r);
             out.push(self.slots[r.0 as usize]);

@@ -87,7 +87,8 @@ pub trait Hosts<S: Scheduler> {
     fn arrive(&mut self, net: &mut Network, sched: &mut S, pkt: PacketRef, hop: Hop, now: Nanos);
     /// A host NIC that reports TX completion (`Link::reports_tx_completion`) finished sending a
     /// data packet charged `truesize` bytes to flow `flow`'s TCP Small Queues budget (or, one
-    /// that orphans skbs, `Link::orphan_on_xmit`, started sending it).
+    /// that orphans skbs, `Link::orphan_on_xmit`, started sending it: reported before the
+    /// drops of the same call).
     fn tx_complete(
         &mut self,
         net: &mut Network,
@@ -133,6 +134,8 @@ pub struct Network {
     completed: Vec<(u32, u32)>,
     /// Dropped packets being passed on (kept for its capacity).
     dropped: Vec<Packet>,
+    /// Released TSQ charges being passed on (kept for its capacity).
+    released: Vec<(u32, u32)>,
     /// The watched queues' series, the Wi-Fi series and the summaries' windows.
     records: Records,
 }
@@ -150,6 +153,7 @@ impl Network {
             work: VecDeque::new(),
             completed: Vec::new(),
             dropped: Vec::new(),
+            released: Vec::new(),
             records: Records::new(step, warmup),
         }
     }
@@ -193,7 +197,7 @@ impl Network {
 
     /// Handle `ev`, due now. The packets it delivers wait on the work queue
     /// ([`Network::forward`]).
-    #[inline]
+    #[inline(always)]
     pub fn handle<S: Scheduler, H: Hosts<S>>(
         &mut self,
         ev: NetEvent,
@@ -211,7 +215,6 @@ impl Network {
                 if let Some((flow, truesize)) = done.completed {
                     hosts.tx_complete(self, sched, flow, truesize, now);
                 }
-                self.pass_orphaned(id, sched, hosts, now);
                 self.pass_drops(Some(id), sched, hosts, now);
             }
             NetEvent::LinkArrival(id) => {
@@ -247,14 +250,13 @@ impl Network {
 
     /// Hand every packet on the work queue to its next hop until the cascade settles: a
     /// network hop takes it in, an endpoint goes to the hosts.
-    #[inline]
+    #[inline(always)]
     pub fn forward<S: Scheduler, H: Hosts<S>>(&mut self, now: Nanos, sched: &mut S, hosts: &mut H) {
         while let Some(pkt) = self.work.pop_front() {
             match self.hop(pkt) {
                 Hop::Link(l) => {
                     let wake = self.links[l as usize].accept(pkt, &mut self.pkts, now);
                     schedule_link(sched, l, wake);
-                    self.pass_orphaned(l, sched, hosts, now);
                     self.pass_drops(Some(l), sched, hosts, now);
                 }
                 Hop::Trace(t) => {
@@ -297,21 +299,6 @@ impl Network {
         }
     }
 
-    /// Pass the completion of a packet that link `l` orphaned as it started sending it
-    /// (`Link::orphan_on_xmit`) to the hosts.
-    #[inline]
-    fn pass_orphaned<S: Scheduler, H: Hosts<S>>(
-        &mut self,
-        l: u32,
-        sched: &mut S,
-        hosts: &mut H,
-        now: Nanos,
-    ) {
-        if let Some((flow, truesize)) = self.links[l as usize].orphaned.take() {
-            hosts.tx_complete(self, sched, flow, truesize, now);
-        }
-    }
-
     /// Pass a BSS's TX completions to the hosts, then its drops (whose TSQ charges are among
     /// the completions).
     fn pass_completions<S: Scheduler, H: Hosts<S>>(
@@ -329,8 +316,10 @@ impl Network {
         self.pass_drops(None, sched, hosts, now);
     }
 
-    /// Pass the packets a component (`link`, or a trace link or BSS) dropped to the hosts.
-    #[inline]
+    /// Pass what a component (`link`, or a trace link or BSS) reported in the packet store to
+    /// the hosts: the TSQ charges a NIC that orphans skbs released (`Link::orphan_on_xmit`), as
+    /// completions, then the packets dropped.
+    #[inline(always)]
     fn pass_drops<S: Scheduler, H: Hosts<S>>(
         &mut self,
         link: Option<u32>,
@@ -338,19 +327,29 @@ impl Network {
         hosts: &mut H,
         now: Nanos,
     ) {
-        if !self.pkts.dropped().is_empty() {
-            self.pass_dropped(link, sched, hosts, now);
+        if self.pkts.has_reports() {
+            self.pass_reports(link, sched, hosts, now);
         }
     }
 
     #[cold]
-    fn pass_dropped<S: Scheduler, H: Hosts<S>>(
+    fn pass_reports<S: Scheduler, H: Hosts<S>>(
         &mut self,
         link: Option<u32>,
         sched: &mut S,
         hosts: &mut H,
         now: Nanos,
     ) {
+        let mut released = std::mem::take(&mut self.released);
+        self.pkts.take_released(&mut released);
+        for &(flow, truesize) in &released {
+            hosts.tx_complete(self, sched, flow, truesize, now);
+        }
+        released.clear();
+        self.released = released;
+        if self.pkts.dropped().is_empty() {
+            return;
+        }
         let at_nic = link.is_some_and(|l| self.links[l as usize].reports_tx_completion);
         let mut dropped = std::mem::take(&mut self.dropped);
         self.pkts.remove_dropped(&mut dropped);
