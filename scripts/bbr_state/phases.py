@@ -25,13 +25,17 @@ WINDOWS_S = ((0, 3), (0, 10), (10, 30))
 
 
 def flows(df: pd.DataFrame) -> list[pd.DataFrame]:
-    """The ACK rows of each flow that marked a segment lost, shortest min_rtt first."""
+    """The ACK rows of each flow that marked a segment lost and lasted at least half as long as
+    the longest (a shorter one is another program's connection: the probe sees every bbr socket
+    of the machine), shortest min_rtt first."""
     acks = df[df["kind"] == 0]
     out = []
     for _, g in acks.groupby("sk"):
         if g["lost"].iloc[-1] == g["lost"].iloc[0]:
             continue
         out.append(g.sort_values("ts_ns", kind="stable").reset_index(drop=True))
+    span = [g["ts_ns"].iloc[-1] - g["ts_ns"].iloc[0] for g in out]
+    out = [g for g, s in zip(out, span, strict=True) if 2 * s >= max(span)]
     return sorted(out, key=lambda g: g["min_rtt_us"].median())
 
 

@@ -77,7 +77,9 @@ def test_time_in_each_state_and_the_short_flows_share():
     shares = phases.state_shares(short)
     assert shares["Open"] == pytest.approx(0.25)
     assert shares["Recovery"] == pytest.approx(0.75)
-    fs = phases.flows(pd.concat([long_, short]))
+    # Another program's connection, 1.5 s of the 4 s: left out.
+    other = log(3, 5_000, [256] * 2, [0] * 2, [0, 4], [1000, 2500])
+    fs = phases.flows(pd.concat([long_, short, other]))
     assert [int(g["sk"].iloc[0]) for g in fs] == [1, 2]  # shortest min_rtt first
     # 0-3 s: the short flow's rows at 0, 1, 2 s delivered 60, the long flow's at 0.5-2.5 s 20.
     assert phases.short_share(fs, 0, 3) == pytest.approx(60 / 80)
