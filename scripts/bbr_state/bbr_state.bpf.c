@@ -102,3 +102,96 @@ int BPF_PROG(on_probe, struct sock *sk, struct sk_buff *skb)
 	*l = now_state;
 	return 0;
 }
+
+/* Per-ACK events (ack_ev) for a user-space reader; off unless the loader sets per_ack. */
+const volatile __u32 per_ack = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20);
+} events SEC(".maps");
+
+static int is_bbr(struct sock *sk)
+{
+	const struct tcp_congestion_ops *ops =
+		BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_ca_ops);
+	char name[5] = {};
+
+	bpf_probe_read_kernel_str(name, sizeof(name), ops->name);
+	return name[0] == 'b' && name[1] == 'b' && name[2] == 'r' && name[3] == 0;
+}
+
+static void fill_sock(struct ack_ev *e, struct sock *sk)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
+	struct bbr *b = (struct bbr *)((void *)icsk +
+				       bpf_core_field_offset(struct inet_connection_sock, icsk_ca_priv));
+
+	e->sk = (__u64)sk;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->wstamp_ns = BPF_CORE_READ(tp, tcp_wstamp_ns);
+	e->delivered_mstamp_us = BPF_CORE_READ(tp, delivered_mstamp);
+	e->rack_mstamp_us = BPF_CORE_READ(tp, rack.mstamp);
+	e->rack_rtt_us = BPF_CORE_READ(tp, rack.rtt_us);
+	e->rack_reo_wnd_steps = BPF_CORE_READ(tp, rack.reo_wnd_steps);
+	e->reordering = BPF_CORE_READ(tp, reordering);
+	e->reord_seen = BPF_CORE_READ(tp, reord_seen);
+	e->snd_una = BPF_CORE_READ(tp, snd_una);
+	e->snd_nxt = BPF_CORE_READ(tp, snd_nxt);
+	e->packets_out = BPF_CORE_READ(tp, packets_out);
+	e->sacked_out = BPF_CORE_READ(tp, sacked_out);
+	e->lost_out = BPF_CORE_READ(tp, lost_out);
+	e->retrans_out = BPF_CORE_READ(tp, retrans_out);
+	e->lost = BPF_CORE_READ(tp, lost);
+	e->delivered = BPF_CORE_READ(tp, delivered);
+	e->cwnd = BPF_CORE_READ(tp, snd_cwnd);
+	e->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
+	e->ca_state = BPF_CORE_READ_BITFIELD_PROBED(icsk, icsk_ca_state);
+	e->min_rtt_us = BPF_CORE_READ(b, min_rtt_us);
+	e->cycle_mstamp_us = BPF_CORE_READ(b, cycle_mstamp);
+	e->bw = BPF_CORE_READ(b, bw.s[0].v);
+	e->pacing_gain = BPF_CORE_READ_BITFIELD_PROBED(b, pacing_gain);
+	e->cycle_idx = BPF_CORE_READ_BITFIELD_PROBED(b, cycle_idx);
+	e->mode = BPF_CORE_READ_BITFIELD_PROBED(b, mode);
+	e->lt_use_bw = BPF_CORE_READ_BITFIELD_PROBED(b, lt_use_bw);
+}
+
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(on_probe_ev, struct sock *sk, struct sk_buff *skb)
+{
+	struct ack_ev *e;
+
+	if (!per_ack || !is_bbr(sk))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return 0;
+	__builtin_memset(e, 0, sizeof(*e));
+	fill_sock(e, sk);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* tcp_retransmit_skb fires after the skb went out again: seq/end_seq from its control block,
+ * skb_mstamp_ns its new send time. */
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(on_retransmit, const struct sock *sk, const struct sk_buff *skb)
+{
+	struct tcp_skb_cb *cb = (struct tcp_skb_cb *)((void *)skb + bpf_core_field_offset(struct sk_buff, cb));
+	struct ack_ev *e;
+
+	if (!per_ack || !is_bbr((struct sock *)sk))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return 0;
+	__builtin_memset(e, 0, sizeof(*e));
+	fill_sock(e, (struct sock *)sk);
+	e->kind = 1;
+	e->seq = BPF_CORE_READ(cb, seq);
+	e->end_seq = BPF_CORE_READ(cb, end_seq);
+	e->skb_mstamp_ns = BPF_CORE_READ(skb, skb_mstamp_ns);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

@@ -730,6 +730,8 @@ impl TcpSender {
                 self.ts_unlink(s);
                 self.tp.retrans_out += 1;
                 self.stats.retrans += 1;
+                #[cfg(feature = "ack-log")]
+                self.log_event(1, s, s + 1);
             }
             self.ts_push_tail(s);
             *slot = payload;
@@ -809,6 +811,12 @@ impl TcpSender {
         }
     }
 
+    #[cfg(feature = "ack-log")]
+    fn log_event(&self, kind: u8, seq: u64, end_seq: u64) {
+        let rack = (self.rack_rtt_us, self.rack_sent / 1000, self.cfg.reordering);
+        super::ack_log::record(self, kind, seq, end_seq, rack);
+    }
+
     /// A packet of this socket left the host (TX completion): release its TSQ charge.
     pub fn on_tx_complete(&mut self, truesize: u32, out: &mut Out) {
         if self.release_tx(truesize) {
@@ -841,6 +849,8 @@ impl TcpSender {
     /// retransmission timers and the output loop.
     pub fn on_ack(&mut self, ack: &Packet, out: &mut Out) {
         self.tp.now = out.now;
+        #[cfg(feature = "ack-log")]
+        self.log_event(0, 0, 0);
         let info = ack.ack();
         if info.cum < self.tp.snd_una || info.cum > self.tp.snd_nxt {
             return; // old or invalid
