@@ -354,6 +354,15 @@ def test_repetitions_keep_medians_ranges_and_the_worst_lateness():
     # One repetition shows no range.
     one = kernelcheck.repetitions.aggregate(rows[:1], kernelcheck.GOODPUT_PING_COMPARED)
     assert kernelcheck.Column("k", "kernel_goodput_bps", "mbit").show(one) == "100.00"
+    # Neither does a parameter of the cell, nor a figure equal in every repetition as shown.
+    assert (
+        kernelcheck.Column("r", "rate_mbit", "int").show(
+            {"rate_mbit": 20, "rate_mbit_min": 20, "rate_mbit_max": 20, "repetitions": 3}
+        )
+        == "20"
+    )
+    same = {"g": 19.2401e6, "g_min": 19.2399e6, "g_max": 19.2402e6, "repetitions": 2}
+    assert kernelcheck.Column("g", "g", "mbit").show(same) == "19.24"
     assert one["ping_p50_diff"] == pytest.approx(-47 / 287) and one["ping_ok"] is False
 
 

@@ -81,7 +81,11 @@ class Column:
         shown = FORMATS[self.kind](value)
         low, high = row.get(f"{self.key}_min"), row.get(f"{self.key}_max")
         if (row.get("repetitions") or 1) > 1 and low is not None and high is not None:
-            shown += f" ({FORMATS[self.kind](low)}-{FORMATS[self.kind](high)})"
+            low, high = FORMATS[self.kind](low), FORMATS[self.kind](high)
+            # A cell's parameters, and figures the same in every repetition to the digits
+            # shown, have no range to show.
+            if low != high:
+                shown += f" ({low}-{high})"
         return shown
 
 
@@ -204,7 +208,8 @@ def footer(rows: Sequence[dict[str, Any]], checks: Sequence[str], tolerances: st
 
 # How a row over repetitions is shown and judged (the tables' closing line).
 REPEATED = (
-    " Figures over repetitions: median (min-max); a figure agrees when the medians are within "
+    " Figures over repetitions: median (min-max), the median alone when every repetition gave the same"
+    " to the digits shown; a figure agrees when the medians are within "
     "the tolerance, or, when the kernel's own spread exceeds it, when the ranges overlap (ok (spread))."
 )
 
