@@ -243,9 +243,10 @@ pub struct StackSpec {
     pub host_qdisc: QdiscSpec,
     /// The hosts' wired NICs are virtual devices that orphan each skb when they take it from
     /// the qdisc (`skb_orphan` in the `ndo_start_xmit` of TUN, veth, and virtio_net without TX
-    /// NAPI; drivers/net/tun.c `tun_net_xmit`), so TCP Small Queues releases a packet when its
-    /// transmission starts instead of at its end (a physical NIC's TX-completion interrupt).
-    /// Default false. Wi-Fi radios report their own completions.
+    /// NAPI; drivers/net/tun.c `tun_net_xmit`), so TCP Small Queues releases an skb when its
+    /// transmission starts instead of at its end (a physical NIC's TX-completion interrupt), and
+    /// releases it whole: the qdisc holds the skb unsegmented and the device is handed all its
+    /// segments at once. Default false. Wi-Fi radios report their own completions.
     #[serde(default)]
     pub tx_orphan: bool,
     /// Earliest-departure-time pacing with its credit (Linux 4.20+); false: the hrtimer
@@ -1321,6 +1322,9 @@ impl StackSpec {
                 crate::parse::Buffer::Packets(0) | crate::parse::Buffer::Bytes(0) => {
                     Err(bad("a static limit of at least 1 packet"))
                 }
+                crate::parse::Buffer::Packets(_) if self.tx_orphan && !wifi_host => Err(bad(
+                    "a static limit in bytes (\"static:<size>\"): with stack.tx_orphan the NIC releases whole skbs, not packets",
+                )),
                 crate::parse::Buffer::Packets(n) => Ok((TsqMode::StaticPackets(n), 10)),
                 crate::parse::Buffer::Bytes(b) => Ok((TsqMode::StaticBytes(b), 10)),
                 crate::parse::Buffer::Bdp(_) => {
@@ -1364,6 +1368,7 @@ impl StackSpec {
             skb_layout: profile.skb_layout,
             ecn: self.ecn || cc_name == "dctcp",
             rto_min: self.rto_min.0,
+            orphan_whole_skb: self.tx_orphan && !wifi_host,
             ..SenderConfig::default()
         }
     }

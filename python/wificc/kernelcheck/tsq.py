@@ -8,11 +8,13 @@ as a Wi-Fi NIC's queue). The emulated path behind it is fast (1 Gbit/s, 20 ms, a
 that never fills), so the local bottleneck and its backlog set goodput and delay.
 
 The simulator runs the same scenario with the sender's NIC (``path.access_rate``, the host NIC
-of ``crates/wificc-core/src/topology.rs`` ``host_nic``: the host qdisc in front of a serialiser
-whose end is TX completion for TSQ) at RATE. The two release at different moments: the
-simulator releases each packet's share of its skb at the end of that packet's serialisation;
-the kernel releases a whole GSO skb when htb dequeues it (htb charges its tokens afterwards, and
-TUN orphans each segment at once), so the simulator holds about half an skb more below TCP.
+of ``crates/wificc-core/src/topology.rs`` ``host_nic``: the host qdisc in front of a serialiser)
+at RATE, with ``stack.tx_orphan``: the kernel releases a whole GSO skb when htb dequeues it (htb
+charges its tokens afterwards; ``validate_xmit_skb`` segments it and TUN orphans every segment
+in the same ``dev_hard_start_xmit`` call), and so does the simulator's NIC, as the skb's first
+packet starts its transmission (``SenderConfig::orphan_whole_skb``). The segments then leave
+htb back to back where the simulator serialises them at RATE (a difference in the packets'
+spacing behind the NIC, not in what is charged).
 
 Sweep: RATE x ``net.ipv4.tcp_limit_output_bytes`` (1, 4 or 16 ms of RATE, in bytes; the sysctl is
 per network namespace, and the emulator sets it in every host's) x cubic / bbr. From 5.0
@@ -182,8 +184,9 @@ class WmemSampler:
             seq += 1
             t = time.monotonic_ns()
             for v in self._query(seq):
-                # sk_wmem_alloc starts at 1 (the socket's own reference).
-                self.samples.append((t, max(0, v - 1)))
+                # sk_get_meminfo reports sk_wmem_alloc_get(): sk_wmem_alloc less the socket's
+                # own reference (1), the bytes below TCP.
+                self.samples.append((t, v))
 
     def __enter__(self) -> WmemSampler:
         self._thread.start()

@@ -65,6 +65,12 @@ pub struct SenderConfig {
     /// ([`SkbLayout::segment_truesize`]). `Some(sg)`: whether the device has scatter-gather
     /// (without it every segment is copied into a buffer of its own).
     pub software_gso: Option<bool>,
+    /// The egress device is virtual and orphans what it takes (TUN, veth: `stack.tx_orphan`):
+    /// the qdisc holds each skb whole, charged its own truesize, and hands it over at once
+    /// (`validate_xmit_skb` segments it after the dequeue and `dev_hard_start_xmit` passes every
+    /// segment to `ndo_start_xmit`, which calls `skb_orphan`, in one loop), so an skb's whole
+    /// charge is released as its first packet leaves the qdisc. Its first packet carries it.
+    pub orphan_whole_skb: bool,
     /// The skb layout of the sender's kernel (segment truesizes).
     pub skb_layout: SkbLayout,
     /// Negotiate ECN (RFC 3168; DCTCP always negotiates it).
@@ -101,6 +107,7 @@ impl Default for SenderConfig {
             tso_rtt_log: 9,
             skb_overhead: SKB + SHINFO + MAX_TCP_HEADER,
             software_gso: None,
+            orphan_whole_skb: false,
             skb_layout: SkbLayout::WIFI_HOST,
             ecn: false,
             rto_min: 200 * NSEC_PER_MSEC,

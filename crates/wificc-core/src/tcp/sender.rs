@@ -217,6 +217,7 @@ pub struct TcpSender {
     // pacing, TSQ
     wstamp: Nanos,
     pub below_bytes: u64,
+    /// Charged packets below TCP, each released once (with `orphan_whole_skb`, skbs).
     pub below_packets: u64,
     tsq_throttled: bool,
     timers: [Timer; 3],
@@ -517,13 +518,17 @@ impl TcpSender {
 
     /// `tcp_small_queue_check`: would sending an skb of `truesize` (`segs` segments) put too much
     /// below TCP? Rate mode, as Linux: stop once more than the limit is already below (so one
-    /// skb may cross it). Static modes: stop before the skb would cross it.
+    /// skb may cross it), where Linux's count is `sk_wmem_alloc`, which starts at 1 (`sk_alloc`:
+    /// `refcount_set(&sk->sk_wmem_alloc, 1)`, the socket's own reference) and is compared with
+    /// `refcount_read(&sk->sk_wmem_alloc) > limit`: bytes below TCP + 1 > limit, so skbs that
+    /// fill the limit exactly (two of the truesize that sets it) stop the next one. Static
+    /// modes: stop before the skb would cross it.
     fn tsq_check(&mut self, truesize: u64, segs: u32, factor: u32) -> Tsq {
         let Some(limit) = self.tsq_limit(truesize, factor) else {
             return Tsq::Unlimited;
         };
         let over = match self.cfg.tsq {
-            TsqMode::Rate => self.below_bytes > limit,
+            TsqMode::Rate => self.below_bytes + 1 > limit,
             TsqMode::StaticPackets(_) => self.below_packets + segs as u64 > limit,
             _ => self.below_bytes + truesize > limit,
         };
@@ -739,8 +744,11 @@ impl TcpSender {
         }
         // What the socket is charged: the skb's truesize, or after software GSO for a device
         // without TSO and scatter-gather, each segment's own (`tcp_gso_segment` adds the
-        // difference to sk_wmem_alloc). An skb of one segment is not segmented.
-        let segmented = self.cfg.software_gso.is_some() && segs > 1;
+        // difference to sk_wmem_alloc). An skb of one segment is not segmented. A device that
+        // orphans what it takes releases the whole skb as it leaves the qdisc, before the
+        // segments' own charges would count (`SenderConfig::orphan_whole_skb`).
+        let whole = self.cfg.orphan_whole_skb;
+        let segmented = !whole && self.cfg.software_gso.is_some() && segs > 1;
         let truesize = if segmented {
             self.segments_truesize(&payloads[..segs as usize])
         } else {
@@ -765,8 +773,14 @@ impl TcpSender {
             });
             p.set_cwr(std::mem::take(&mut self.cwr_pending));
             // Each segment carries what its TX completion releases: its own truesize, or its
-            // share of the skb's.
-            p.truesize = if segmented {
+            // share of the skb's, or (orphaned whole) the first segment all of it.
+            p.truesize = if whole {
+                if i == 0 {
+                    truesize as u32
+                } else {
+                    0
+                }
+            } else if segmented {
                 self.segment_truesize(payload)
             } else {
                 (truesize / segs as u64) as u32
@@ -777,7 +791,8 @@ impl TcpSender {
             self.stats.data_bytes_sent += payload as u64;
         }
         self.below_bytes += truesize;
-        self.below_packets += segs as u64;
+        // Charged packets: each releases once (orphaned whole, an skb is one).
+        self.below_packets += if whole { 1 } else { segs as u64 };
         if let Tsq::Send = tsq {
             self.note_tsq_excess(truesize, u32::from(retrans));
         }

@@ -239,6 +239,55 @@ fn tsq_rate_limit_stops_once_over_and_a_completion_resumes() {
     assert_eq!(h.s.stats.tsq_throttled, 2);
 }
 
+/// `tcp_small_queue_check` compares `sk_wmem_alloc`, which counts the socket's own reference (1)
+/// besides the skbs' truesizes: with the limit at exactly two skbs (min(max(2 x truesize,
+/// pacing_rate >> 10), tcp_limit_output_bytes) = 4688), two skbs below TCP put 4689 over it,
+/// so the third waits.
+#[test]
+fn tsq_counts_the_sockets_own_reference() {
+    let limited = |bytes| SenderConfig {
+        tsq: TsqMode::Rate,
+        limit_output_bytes: bytes,
+        ..cfg(10)
+    };
+    let mut h = Harness::new(limited(2 * TRUESIZE), Box::new(FixedCwnd), None);
+    let sent = h.start(0);
+    assert_eq!(seqs(&sent), vec![0, 1]);
+    assert_eq!(h.s.tsq_limit(TRUESIZE, 0), Some(2 * TRUESIZE));
+    assert!(h.s.tsq_throttled);
+    // One byte more of limit and the third goes (2 x 2344 + 1 is not over 4689).
+    let mut h = Harness::new(limited(2 * TRUESIZE + 1), Box::new(FixedCwnd), None);
+    assert_eq!(seqs(&h.start(0)), vec![0, 1, 2]);
+}
+
+/// A NIC that orphans what it takes (`orphan_whole_skb`, TUN behind a qdisc) releases an skb's
+/// whole charge as its first packet leaves the qdisc: the first segment carries the skb's
+/// truesize (its payload + the 896-byte overhead, not the software-GSO segments' own, which
+/// exist only after the dequeue), the others none, and one completion frees the skb.
+#[test]
+fn an_orphaning_nic_releases_whole_skbs() {
+    let cfg = SenderConfig {
+        offloads: true,
+        // skbs of 4 segments (gso_max_size caps tcp_tso_autosize).
+        gso_max_size: 4 * MSS as u32,
+        software_gso: Some(true),
+        orphan_whole_skb: true,
+        tsq: TsqMode::StaticBytes(2 * (4 * MSS + 896)),
+        ..cfg(10)
+    };
+    let mut h = Harness::new(cfg, Box::new(FixedCwnd), None);
+    let sent = h.start(0);
+    let skb = 4 * MSS + 896;
+    assert_eq!(seqs(&sent), (0..8).collect::<Vec<_>>());
+    let charges: Vec<u32> = sent.iter().map(|p| p.truesize).collect();
+    assert_eq!(charges, [skb as u32, 0, 0, 0, skb as u32, 0, 0, 0]);
+    assert_eq!((h.s.below_bytes, h.s.below_packets), (2 * skb, 2));
+    // The first skb leaves the qdisc: all of it is released and the next skb goes.
+    let more = h.tx_complete(MS, &sent[0]);
+    assert_eq!(seqs(&more), vec![8, 9]);
+    assert_eq!((h.s.below_bytes, h.s.below_packets), (skb + 2 * MSS + 896, 2));
+}
+
 /// `tcp_small_queue_check`'s exception: an skb always goes when the retransmit queue is empty
 /// or (6.6+, `tcp_rtx_queue_empty_or_single_skb`) holds one skb; the model also lets one go when
 /// nothing of the socket is below TCP. A static limit of 1000 bytes is below one skb's truesize,
