@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 from wificc import api, bpf, emu, scenarios
@@ -212,6 +213,34 @@ def test_acceptance_saturated_cubic_idle_ping_and_timing(binary):
     assert bottleneck["tx_packets"] > 0
     assert "tsq" in s["notes"] and "not reproduced" in s["notes"]
     assert set(result.flow_series["cwnd"]) != {0}
+    assert leftovers(tag) == []
+
+
+@needs_emulator
+def test_the_drop_log_lists_every_dropped_segment_after_its_connections_syn(binary, tmp_path):
+    # A quarter-BDP buffer: cubic's slow start overflows it.
+    scenario = scenarios.build(
+        "tcp_upload", rate="50mbit", rtt="20ms", buffer="0.25bdp", qdisc="pfifo", cc=["cubic"],
+        length="3s", delay="0.5s",
+    )  # fmt: skip
+    log = tmp_path / "drops.csv"
+    tag = run_tag()
+    result = emu.run_emulated(scenario, tag=tag, drop_log=log)
+    rows = pd.read_csv(log)
+    assert set(rows["kind"]) == {"syn", "drop"}
+    drops = rows[rows["kind"] == "drop"]
+    flow = result.flows.iloc[0]
+    assert flow["drops"] > 0
+    assert len(drops) == flow["drops"]
+    # Every drop is a full data segment of a connection whose SYN was read before it, at a
+    # whole number of segments past the initial sequence number.
+    syns = rows[rows["kind"] == "syn"].set_index(["src", "src_port", "dst", "dst_port"])
+    for d in drops.itertuples():
+        syn = syns.loc[(d.src, d.src_port, d.dst, d.dst_port)]
+        assert syn["t_ns"] < d.t_ns
+        assert d.payload == 1448
+        assert ((d.seq - syn["seq"] - 1) % 2**32) % 1448 == 0
+    assert drops["t_ns"].is_monotonic_increasing
     assert leftovers(tag) == []
 
 

@@ -581,6 +581,10 @@ impl Hosts<EventQueue<Event>> for Endpoints {
         if matches!(pkt.kind(), Kind::Data | Kind::Ack) {
             self.flows[pkt.flow as usize].drops += 1;
         }
+        #[cfg(feature = "ack-log")]
+        if pkt.kind() == Kind::Data {
+            crate::tcp::ack_log::record_drop(pkt.flow, pkt.seq, now);
+        }
         if let Some((flow, truesize)) = pkt.tsq_charge().filter(|_| at_nic) {
             self.with_sender(net, queue, flow, now, |s, out| {
                 s.on_tx_complete(truesize, out)

@@ -57,6 +57,8 @@ pub struct Options {
     pub rt_priority: i32,
     /// Stop when standard input reaches its end or delivers a line.
     pub stdin_control: bool,
+    /// Write every dropped TCP segment here as CSV (see [`Drops`]) when the run stops.
+    pub drop_log: Option<std::path::PathBuf>,
 }
 
 /// A host as the ready line describes it.
@@ -124,6 +126,45 @@ pub struct TunDrops {
 /// Drop counts by (source, source port, destination, destination port) of TCP packets.
 type DropsByFlow = BTreeMap<(Ipv4Addr, u16, Ipv4Addr, u16), u64>;
 
+/// The TCP drops: counted per connection direction, and with `--drop-log` each one listed
+/// (model time, the connection, its sequence number and payload), with the SYNs read (their
+/// sequence number is the connection's initial one, so that a drop's segment index can be
+/// computed), so that where a queue's drops fall in a flow can be compared with the
+/// simulator's.
+#[derive(Default)]
+struct Drops {
+    by_flow: DropsByFlow,
+    log: Option<Vec<(Nanos, ip::Ipv4Info)>>,
+}
+
+impl Drops {
+    fn record(&mut self, info: ip::Ipv4Info, at: Nanos) {
+        let key = (info.src, info.ports.0, info.dst, info.ports.1);
+        *self.by_flow.entry(key).or_default() += 1;
+        self.note(info, at);
+    }
+
+    /// List a packet when the log is on (a drop, or a SYN read from a host).
+    fn note(&mut self, info: ip::Ipv4Info, at: Nanos) {
+        if let Some(log) = self.log.as_mut() {
+            log.push((at, info));
+        }
+    }
+
+    /// The list as CSV: `kind,t_ns,src,src_port,dst,dst_port,seq,payload`, kind `drop` or
+    /// `syn`.
+    fn write_log(&self, out: &mut impl Write) -> io::Result<()> {
+        writeln!(out, "kind,t_ns,src,src_port,dst,dst_port,seq,payload")?;
+        for (t, i) in self.log.iter().flatten() {
+            let (sp, dp) = i.ports;
+            let (src, dst, seq, len) = (i.src, i.dst, i.tcp_seq, i.tcp_payload);
+            let kind = if i.tcp_syn { "syn" } else { "drop" };
+            writeln!(out, "{kind},{t},{src},{sp},{dst},{dp},{seq},{len}")?;
+        }
+        Ok(())
+    }
+}
+
 /// The line printed when the run stops.
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -162,7 +203,7 @@ struct Deliver<'a> {
     clock: Clock,
     lateness: &'a mut Lateness,
     counters: &'a mut Counters,
-    tcp_drops: &'a mut DropsByFlow,
+    tcp_drops: &'a mut Drops,
 }
 
 impl Sink for Deliver<'_> {
@@ -181,12 +222,11 @@ impl Sink for Deliver<'_> {
         self.slots.release(&pkt);
     }
 
-    fn dropped(&mut self, pkt: Packet) {
+    fn dropped(&mut self, pkt: Packet, at: Nanos) {
         self.counters.dropped += 1;
         if let Ok(info) = ip::parse(self.slots.bytes(&pkt)) {
             if info.proto == ip::PROTO_TCP {
-                let key = (info.src, info.ports.0, info.dst, info.ports.1);
-                *self.tcp_drops.entry(key).or_default() += 1;
+                self.tcp_drops.record(info, at);
             }
         }
         self.slots.release(&pkt);
@@ -264,6 +304,11 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
         .collect();
     let removed = network.remove();
     let (stopped_by, lateness, packets, drops, acks, end) = result?;
+    if let Some(file) = &opts.drop_log {
+        let mut w = io::BufWriter::new(std::fs::File::create(file)?);
+        drops.write_log(&mut w)?;
+        w.flush()?;
+    }
     removed?;
     let (queues, queue_series) = path.queue_results(end);
     let (wifi, wifi_series) = path.wifi_results(end);
@@ -279,6 +324,7 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
         lateness: lateness.report(),
         packets,
         tcp_drops: drops
+            .by_flow
             .into_iter()
             .map(|((src, src_port, dst, dst_port), drops)| TcpDrops {
                 src: src.to_string(),
@@ -301,7 +347,7 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
 }
 
 /// What the loop returns: why it stopped, lateness, counters, TCP drops, end time.
-type LoopResult = (String, Lateness, Counters, DropsByFlow, AckTracker, Nanos);
+type LoopResult = (String, Lateness, Counters, Drops, AckTracker, Nanos);
 
 /// The loop's state.
 struct Loop<'a> {
@@ -319,7 +365,7 @@ struct Loop<'a> {
     slots: Slots,
     lateness: Lateness,
     counters: Counters,
-    tcp_drops: DropsByFlow,
+    tcp_drops: Drops,
     acks: AckTracker,
     buf: Vec<u8>,
 }
@@ -344,7 +390,10 @@ impl<'a> Loop<'a> {
             slots: Slots::default(),
             lateness: Lateness::default(),
             counters: Counters::default(),
-            tcp_drops: DropsByFlow::new(),
+            tcp_drops: Drops {
+                log: opts.drop_log.is_some().then(Vec::new),
+                ..Drops::default()
+            },
             acks: AckTracker::default(),
             buf: vec![0; MAX_DATAGRAM],
         }
@@ -440,6 +489,9 @@ impl<'a> Loop<'a> {
                 }
             };
             self.acks.record(&info, now);
+            if info.tcp_syn {
+                self.tcp_drops.note(info, now);
+            }
             let route = host_of(info.dst, path.hosts()).and_then(|to| path.route(host, to));
             let Some(route) = route else {
                 self.counters.unroutable += 1;
@@ -481,5 +533,48 @@ fn stdin_stop() -> String {
     } else {
         let text = String::from_utf8_lossy(&buf[..n as usize]);
         format!("standard input {:?}", text.trim())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ip::{parse, tests::tcp_datagram};
+
+    /// Drops are counted per connection direction; with the log on, each drop and each SYN is
+    /// listed in order as a CSV row.
+    #[test]
+    fn drops_are_counted_and_with_the_log_listed() {
+        let mut syn = tcp_datagram(0, 0);
+        syn[24..28].copy_from_slice(&1000u32.to_be_bytes());
+        syn[33] = 0x02;
+        let mut data = tcp_datagram(1448, 0);
+        data[24..28].copy_from_slice(&(1001 + 1448u32).to_be_bytes());
+        let (syn, data) = (parse(&syn).unwrap(), parse(&data).unwrap());
+
+        let mut counted = Drops::default();
+        counted.note(syn, 5);
+        counted.record(data, 7_000);
+        assert!(counted.log.is_none());
+        let key = (data.src, 40000, data.dst, 5201);
+        assert_eq!(counted.by_flow.get(&key), Some(&1));
+
+        let mut logged = Drops {
+            log: Some(Vec::new()),
+            ..Drops::default()
+        };
+        logged.note(syn, 5);
+        logged.record(data, 7_000);
+        logged.record(data, 9_000);
+        assert_eq!(logged.by_flow.get(&key), Some(&2));
+        let mut csv = Vec::new();
+        logged.write_log(&mut csv).unwrap();
+        assert_eq!(
+            String::from_utf8(csv).unwrap(),
+            "kind,t_ns,src,src_port,dst,dst_port,seq,payload\n\
+             syn,5,198.18.1.1,40000,198.18.0.1,5201,1000,0\n\
+             drop,7000,198.18.1.1,40000,198.18.0.1,5201,2449,1448\n\
+             drop,9000,198.18.1.1,40000,198.18.0.1,5201,2449,1448\n"
+        );
     }
 }

@@ -52,6 +52,10 @@ pub struct Ipv4Info {
     pub tcp_payload: u32,
     /// TCP acknowledgment number (0 for other protocols).
     pub tcp_ack: u32,
+    /// TCP sequence number (0 for other protocols).
+    pub tcp_seq: u32,
+    /// The TCP SYN flag.
+    pub tcp_syn: bool,
     /// ICMP type, for ICMP.
     pub icmp_type: Option<u8>,
 }
@@ -78,11 +82,13 @@ pub fn parse(buf: &[u8]) -> Result<Ipv4Info, NotForwarded> {
     let proto = buf[9];
     let l4 = &buf[ihl..len];
     let be16 = |at: usize| -> u16 { u16::from_be_bytes([l4[at], l4[at + 1]]) };
-    let mut tcp_ack = 0;
+    let (mut tcp_ack, mut tcp_seq, mut tcp_syn) = (0, 0, false);
     let (ports, tcp_payload, icmp_type) = match proto {
         PROTO_TCP if l4.len() >= 20 => {
             let doff = (l4[12] >> 4) as usize * 4;
             let payload = l4.len().saturating_sub(doff) as u32;
+            tcp_seq = u32::from_be_bytes([l4[4], l4[5], l4[6], l4[7]]);
+            tcp_syn = l4[13] & 0x02 != 0;
             tcp_ack = u32::from_be_bytes([l4[8], l4[9], l4[10], l4[11]]);
             ((be16(0), be16(2)), payload, None)
         }
@@ -100,6 +106,8 @@ pub fn parse(buf: &[u8]) -> Result<Ipv4Info, NotForwarded> {
         ports,
         tcp_payload,
         tcp_ack,
+        tcp_seq,
+        tcp_syn,
         icmp_type,
     })
 }
@@ -217,6 +225,17 @@ pub(crate) mod tests {
         assert_eq!(data.dst, Ipv4Addr::new(198, 18, 0, 1));
         let ack = parse(&tcp_datagram(0, 0)).unwrap();
         assert_eq!((ack.len, ack.kind()), (52, Kind::Ack));
+    }
+
+    #[test]
+    fn tcp_sequence_number_and_syn_flag() {
+        let mut b = tcp_datagram(0, 0);
+        b[24..28].copy_from_slice(&0xdead_beefu32.to_be_bytes());
+        b[33] = 0x12; // SYN + ACK
+        let syn = parse(&b).unwrap();
+        assert_eq!((syn.tcp_seq, syn.tcp_syn), (0xdead_beef, true));
+        b[33] = 0x10; // ACK only
+        assert!(!parse(&b).unwrap().tcp_syn);
     }
 
     #[test]

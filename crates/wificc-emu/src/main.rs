@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! wificc-emu run SCENARIO [--tag TAG] [--spin-us N] [--rt-priority N] [--stdin-control]
+//!                         [--drop-log FILE]
 //! wificc-emu cleanup [--prefix wcc-...]
 //! ```
 //! `run` builds the namespaces of the scenario's path (TOML, or JSON for a `.json`
@@ -20,6 +21,7 @@ use wificc_emu::signals;
 
 const USAGE: &str = "usage:
   wificc-emu run SCENARIO [--tag TAG] [--spin-us N] [--rt-priority N] [--stdin-control]
+                          [--drop-log FILE]
   wificc-emu cleanup [--prefix PREFIX]
 
 run      emulate the scenario's path (wired, trace or wifi) between network namespaces until
@@ -28,6 +30,9 @@ run      emulate the scenario's path (wired, trace or wifi) between network name
                             from the process id; 1 to 6 lowercase letters or digits
          --spin-us N        spin this long before each delivery instead of sleeping (default 30)
          --rt-priority N    SCHED_FIFO priority, 0 for the normal scheduler (default 60)
+         --drop-log FILE    when the run stops, write every dropped TCP segment and every SYN
+                            read to FILE as CSV (kind,t_ns,src,src_port,dst,dst_port,seq,
+                            payload; kind drop or syn; t_ns in model time)
 cleanup  remove namespaces and devices whose names start with PREFIX (default wcc-)";
 
 /// A command-line or scenario error (exit code 2).
@@ -80,6 +85,7 @@ fn parse_run(args: &[String]) -> Result<(Scenario, Options), Usage> {
         spin: DEFAULT_SPIN_US * 1000,
         rt_priority: DEFAULT_RT_PRIORITY,
         stdin_control: false,
+        drop_log: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -100,6 +106,7 @@ fn parse_run(args: &[String]) -> Result<(Scenario, Options), Usage> {
                 opts.rt_priority = p;
             }
             "--stdin-control" => opts.stdin_control = true,
+            "--drop-log" => opts.drop_log = Some(value(&mut it, arg)?.into()),
             flag if flag.starts_with('-') => {
                 return Err(Usage(format!("unknown option {flag:?}")));
             }

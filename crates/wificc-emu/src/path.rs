@@ -49,8 +49,8 @@ pub const WIFI_UPLOAD_NOTE: &str = "path.kind = wifi: uploads cross the station'
 pub trait Sink {
     /// `pkt` is due at `host` at time `at`.
     fn deliver(&mut self, host: usize, pkt: Packet, at: Nanos);
-    /// A queue or a loss process dropped `pkt`.
-    fn dropped(&mut self, pkt: Packet);
+    /// A queue or a loss process dropped `pkt` at model time `at`.
+    fn dropped(&mut self, pkt: Packet, at: Nanos);
 }
 
 /// The network's pending events: at most one per kind and link or trace link, every wake-up
@@ -126,7 +126,7 @@ impl<K: Sink> Hosts<Pending> for Tun<'_, K> {
             Hop::Host(host) => self.0.deliver(host as usize, pkt, now),
             // The emulator's routes end at a host; a packet that reaches another endpoint has
             // nowhere to go and is freed as a drop.
-            _ => self.0.dropped(pkt),
+            _ => self.0.dropped(pkt, now),
         }
     }
 
@@ -137,8 +137,8 @@ impl<K: Sink> Hosts<Pending> for Tun<'_, K> {
     /// released by the TUN driver), so they are discarded.
     fn wifi_complete(&mut self, _: &mut Network, _: &mut Pending, _: &[(u32, u32)], _: Nanos) {}
 
-    fn dropped(&mut self, _: &mut Network, _: &mut Pending, pkt: Packet, _: bool, _: Nanos) {
-        self.0.dropped(pkt);
+    fn dropped(&mut self, _: &mut Network, _: &mut Pending, pkt: Packet, _: bool, now: Nanos) {
+        self.0.dropped(pkt, now);
     }
 }
 
@@ -317,7 +317,7 @@ mod tests {
         fn deliver(&mut self, host: usize, pkt: Packet, at: Nanos) {
             self.delivered.push((host, pkt.seq, at));
         }
-        fn dropped(&mut self, pkt: Packet) {
+        fn dropped(&mut self, pkt: Packet, _: Nanos) {
             self.dropped.push(pkt.seq);
         }
     }

@@ -102,6 +102,10 @@ def run_cmd(
     ] = None,
     spin_us: Annotated[int | None, typer.Option(help="Emulator spin window before each event, us.")] = None,
     rt_priority: Annotated[int | None, typer.Option(help="Emulator SCHED_FIFO priority (0: normal).")] = None,
+    drop_log: Annotated[
+        Path | None,
+        typer.Option(help="Write every TCP segment the emulated queues dropped to this CSV file (model time)."),
+    ] = None,
 ) -> None:
     """Run a scenario's traffic with the kernel's TCP through the emulated path."""
     from wificc.emu import emulator_lines, run_emulated
@@ -113,7 +117,7 @@ def run_cmd(
             "cc_params": scenarios.parse_cc_params(cc_param) if cc_param else None,
         }
         scenario = scenario_from(scenario_file, test, options)
-        result = run_emulated(scenario, tag=tag, spin_us=spin_us, rt_priority=rt_priority)
+        result = run_emulated(scenario, tag=tag, spin_us=spin_us, rt_priority=rt_priority, drop_log=drop_log)
         if out is not None:
             result.save(out)
     if json_output:

@@ -113,7 +113,10 @@ class Emulator:
 
     ``ready`` is the emulator's ready line (hosts, addresses, clock origin, notes); :meth:`stop`
     ends the run and returns its report (lateness, packet counters, queue summaries and series).
-    Whatever happens, leaving the context removes every namespace of the run.
+    Whatever happens, leaving the context removes every namespace of the run. ``drop_log``: a
+    file the emulator writes, when it stops, with every TCP segment its queues dropped and every
+    SYN it read (CSV ``kind,t_ns,src,src_port,dst,dst_port,seq,payload``, kind ``drop`` or
+    ``syn``, model time; a SYN's seq is its connection's initial sequence number).
     """
 
     def __init__(
@@ -123,6 +126,7 @@ class Emulator:
         tag: str | None = None,
         spin_us: int | None = None,
         rt_priority: int | None = None,
+        drop_log: str | os.PathLike[str] | None = None,
     ):
         if tag is not None and not TAG_PATTERN.fullmatch(tag):
             raise ValueError(f"--tag: got {tag!r}, expected 1 to 6 lowercase letters or digits")
@@ -130,6 +134,7 @@ class Emulator:
         self.tag = tag or new_tag()
         self.spin_us = spin_us
         self.rt_priority = rt_priority
+        self.drop_log = drop_log
         self.ready: dict[str, Any] = {}
         self.report: dict[str, Any] | None = None
         self._proc: subprocess.Popen[str] | None = None
@@ -173,6 +178,8 @@ class Emulator:
             command += ["--spin-us", str(self.spin_us)]
         if self.rt_priority is not None:
             command += ["--rt-priority", str(self.rt_priority)]
+        if self.drop_log is not None:
+            command += ["--drop-log", str(Path(self.drop_log).resolve())]
         self._errors = tempfile.TemporaryFile(mode="w+")
         try:
             self._proc = subprocess.Popen(

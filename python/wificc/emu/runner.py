@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -22,6 +23,7 @@ def run_emulated(
     rt_priority: int | None = None,
     traffic_priority: int = TRAFFIC_RT_PRIORITY,
     during: Callable[[Emulator], AbstractContextManager[Any]] | None = None,
+    drop_log: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run a scenario through the emulator with the kernel's TCP; the simulator's result format.
 
@@ -36,7 +38,8 @@ def run_emulated(
 
     ``during``, given the running emulator, returns a context entered once the hosts exist and
     left before the emulator stops (a kernel check's set-up in a host's namespace, or a probe
-    recording while the traffic runs); whatever it creates must be gone when it is left."""
+    recording while the traffic runs); whatever it creates must be gone when it is left.
+    ``drop_log``: a CSV file of every TCP segment the emulated queues dropped (:class:`Emulator`)."""
     reason = unavailable()
     if reason is not None:
         raise OSError(f"emulator unavailable: {reason}")
@@ -44,7 +47,7 @@ def run_emulated(
     knob_sets = variant_knobs(normalised)
     with (
         bpf_variants_loaded((f["cc"] for f in normalised["flows"]), knob_sets),
-        Emulator(normalised, tag=tag, spin_us=spin_us, rt_priority=rt_priority) as emu,
+        Emulator(normalised, tag=tag, spin_us=spin_us, rt_priority=rt_priority, drop_log=drop_log) as emu,
     ):
         knobs = knobs_in_use(normalised)
         with during(emu) if during is not None else nullcontext(), real_time(traffic_priority):

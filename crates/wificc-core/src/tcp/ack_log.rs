@@ -11,7 +11,8 @@ use std::cell::RefCell;
 use super::sender::TcpSender;
 use crate::units::Nanos;
 
-/// One record: an ACK (`kind` 0) or a retransmission (`kind` 1, `seq`/`end_seq` in segments).
+/// One record: an ACK (`kind` 0), a retransmission (`kind` 1, `seq`/`end_seq` in segments) or
+/// a data segment dropped in the network (`kind` 2, `seq`; the sender's state left at zero).
 #[derive(Debug, Clone, Default)]
 pub struct AckEv {
     pub kind: u8,
@@ -51,6 +52,22 @@ pub fn start() {
 /// Stop recording and return what was recorded.
 pub fn take() -> Vec<AckEv> {
     LOG.with(|l| l.borrow_mut().take()).unwrap_or_default()
+}
+
+/// Record that data segment `seq` of `flow` was dropped at `now` (called from the world).
+pub(crate) fn record_drop(flow: u32, seq: u64, now: Nanos) {
+    LOG.with(|l| {
+        if let Some(log) = l.borrow_mut().as_mut() {
+            log.push(AckEv {
+                kind: 2,
+                flow,
+                ts_ns: now,
+                seq,
+                end_seq: seq + 1,
+                ..AckEv::default()
+            });
+        }
+    });
 }
 
 /// Record one event of `s` (called from the sender).
