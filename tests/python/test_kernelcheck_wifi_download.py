@@ -23,15 +23,16 @@ def _download(chipset: str, gro: bool | None) -> dict:
 
 def test_an_ath10k_station_acks_once_per_gro_skb_and_ath9k_every_second_segment():
     # ath9k has no NAPI: about one ACK per two segments (16 quick ACKs, then every second
-    # segment), and its driver default equals gro off.
+    # segment; a little more than two while SACK compression holds back the SACKs of
+    # out-of-order data), and its driver default equals gro off.
     ath9k = _download("ath9k", None)
     assert ath9k == _download("ath9k", False)
-    assert 1.9 < ath9k["segs_sent"] / ath9k["acks_sent"] <= 2.0
+    assert 1.9 < ath9k["segs_sent"] / ath9k["acks_sent"] <= 2.2
     # ath10k's GRO merges each A-MPDU's segments (up to 45, split at the sender's millisecond
     # ticks): many segments per ACK; switched off, every second segment again.
     on, off = _download("ath10k", None), _download("ath10k", False)
     assert on["segs_sent"] / on["acks_sent"] > 10
-    assert 1.9 < off["segs_sent"] / off["acks_sent"] <= 2.0
+    assert 1.9 < off["segs_sent"] / off["acks_sent"] <= 2.2
 
 
 def test_cells_and_markdown():

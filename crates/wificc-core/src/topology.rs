@@ -341,6 +341,9 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
         );
         let mut receiver = TcpReceiver::new(id, ack_route, dscp, ecn);
         receiver.delayed_ack_enabled = s.stack.delayed_ack;
+        receiver.set_sack_compression(
+            world.net.propagation(data_route) + world.net.propagation(ack_route),
+        );
         // A download's receiver is a station: its driver says whether GRO merges what it
         // receives.
         if let (PathSpec::Wifi(w), Direction::Down) = (&s.path, f.direction) {

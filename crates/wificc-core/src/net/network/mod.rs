@@ -188,6 +188,19 @@ impl Network {
         (self.routes.len() - 1) as u32
     }
 
+    /// The propagation delay along `route`: its links' and trace links' delays (a BSS adds
+    /// none of its own).
+    pub fn propagation(&self, route: u32) -> Nanos {
+        self.routes[route as usize]
+            .iter()
+            .map(|hop| match *hop {
+                Hop::Link(l) => self.links[l as usize].delay,
+                Hop::Trace(t) => self.traces[t as usize].delay,
+                _ => 0,
+            })
+            .sum()
+    }
+
     /// The hop `pkt` is at.
     #[inline]
     pub fn hop(&self, pkt: PacketRef) -> Hop {

@@ -285,7 +285,10 @@ fn an_orphaning_nic_releases_whole_skbs() {
     // The first skb leaves the qdisc: all of it is released and the next skb goes.
     let more = h.tx_complete(MS, &sent[0]);
     assert_eq!(seqs(&more), vec![8, 9]);
-    assert_eq!((h.s.below_bytes, h.s.below_packets), (skb + 2 * MSS + 896, 2));
+    assert_eq!(
+        (h.s.below_bytes, h.s.below_packets),
+        (skb + 2 * MSS + 896, 2)
+    );
 }
 
 /// `tcp_small_queue_check`'s exception: an skb always goes when the retransmit queue is empty
