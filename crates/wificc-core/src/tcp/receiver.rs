@@ -4,7 +4,8 @@
 //! In-order data advances `rcv_nxt` (and pulls any out-of-order segments that become
 //! contiguous). An ACK goes out at once when: more than one full segment is unacknowledged
 //! (ACK every 2 segments), the connection is in quick-ACK mode (the first
-//! `TCP_MAX_QUICKACKS` = 16 segments), a segment arrives out of order, or it fills a hole;
+//! `TCP_MAX_QUICKACKS` = 16 segments), a segment fills the last hole or duplicates data, or it
+//! arrives while data is out of order and SACK compression (below) does not hold the ACK back;
 //! otherwise the delayed-ACK timer (`TCP_DELACK_MIN`, 40 ms) is armed. SACK blocks (at most 3
 //! with timestamps, RFC 2018) list the most recently changed block first. ECN: in classic mode
 //! (RFC 3168) ECE is set on every ACK from a CE mark until a CWR arrives; in DCTCP mode ECE mirrors
@@ -203,8 +204,8 @@ impl TcpReceiver {
     }
 
     /// Take in one data segment; whether it asks for an immediate ACK (`ICSK_ACK_NOW`: it
-    /// filled the last hole, or duplicates data; without SACK compression also out of order or
-    /// into a hole).
+    /// filled the last hole, or duplicates data). Out-of-order data is left to
+    /// [`TcpReceiver::ack_check`].
     fn receive(&mut self, pkt: &Packet, now: Nanos, acks: &mut impl PacketSink) -> bool {
         let ce = pkt.ecn() == Ecn::Ce;
         if self.ecn == EcnEcho::Dctcp && ce != self.ce_state {
@@ -234,14 +235,13 @@ impl TcpReceiver {
             }
             if had_holes {
                 // RFC 5681 4.2: ACK at once when the last hole is filled.
-                immediate = self.ooo.is_empty() || self.comp_delay == 0;
+                immediate = self.ooo.is_empty();
                 self.sacks.retain(|b| b.end > self.rcv_nxt);
             }
         } else if pkt.seq > self.rcv_nxt {
             if self.ooo.insert(pkt.seq, pkt.payload).is_none() {
                 self.add_sack(pkt.seq);
             }
-            immediate = self.comp_delay == 0;
         } else {
             immediate = true; // duplicate: ACK at once (DSACK not modelled)
         }
@@ -258,15 +258,15 @@ impl TcpReceiver {
     ) -> Option<Nanos> {
         // More than one full segment in order since the last ACK (rcv_nxt - rcv_wup > MSS).
         let two_in_order = self.rcv_nxt >= self.rcv_wup + 2;
-        let ofo = !self.ooo.is_empty() && self.comp_delay > 0;
         if immediate || two_in_order || !self.delayed_ack_enabled {
             self.send_ack(now, false, acks);
             return None;
         }
-        if !ofo {
+        if self.ooo.is_empty() {
             return self.delack.arm(now + DELACK);
         }
-        if self.compressed >= COMP_SACK_NR {
+        // Out-of-order data queued: ACK at once without SACK compression or at its limit.
+        if self.comp_delay == 0 || self.compressed >= COMP_SACK_NR {
             self.send_ack(now, false, acks);
             return None;
         }
@@ -299,13 +299,9 @@ impl TcpReceiver {
         if expired && self.unacked > 0 {
             self.send_ack(now, true, acks);
         }
-        match (
-            comp_again.filter(|_| self.comp.is_armed()),
-            again.filter(|_| self.delack.is_armed()),
-        ) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let comp_again = comp_again.filter(|_| self.comp.is_armed());
+        let again = again.filter(|_| self.delack.is_armed());
+        comp_again.into_iter().chain(again).min()
     }
 
     /// `tcp_sack_new_ofo_skb`: merge `seq` into the out-of-order ranges (O(log n)) and move the

@@ -775,11 +775,7 @@ impl TcpSender {
             // Each segment carries what its TX completion releases: its own truesize, or its
             // share of the skb's, or (orphaned whole) the first segment all of it.
             p.truesize = if whole {
-                if i == 0 {
-                    truesize as u32
-                } else {
-                    0
-                }
+                u32::from(i == 0) * truesize as u32
             } else if segmented {
                 self.segment_truesize(payload)
             } else {
