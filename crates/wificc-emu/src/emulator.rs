@@ -134,20 +134,20 @@ type DropsByFlow = BTreeMap<(Ipv4Addr, u16, Ipv4Addr, u16), u64>;
 #[derive(Default)]
 struct Drops {
     by_flow: DropsByFlow,
-    log: Option<Vec<(Nanos, ip::Ipv4Info)>>,
+    log: Option<Vec<(&'static str, Nanos, ip::Ipv4Info)>>,
 }
 
 impl Drops {
     fn record(&mut self, info: ip::Ipv4Info, at: Nanos) {
         let key = (info.src, info.ports.0, info.dst, info.ports.1);
         *self.by_flow.entry(key).or_default() += 1;
-        self.note(info, at);
+        self.note("drop", info, at);
     }
 
-    /// List a packet when the log is on (a drop, or a SYN read from a host).
-    fn note(&mut self, info: ip::Ipv4Info, at: Nanos) {
+    /// List a packet as `kind` when the log is on (`drop`, or `syn`: a SYN read from a host).
+    fn note(&mut self, kind: &'static str, info: ip::Ipv4Info, at: Nanos) {
         if let Some(log) = self.log.as_mut() {
-            log.push((at, info));
+            log.push((kind, at, info));
         }
     }
 
@@ -155,10 +155,9 @@ impl Drops {
     /// `syn`.
     fn write_log(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "kind,t_ns,src,src_port,dst,dst_port,seq,payload")?;
-        for (t, i) in self.log.iter().flatten() {
+        for (kind, t, i) in self.log.iter().flatten() {
             let (sp, dp) = i.ports;
             let (src, dst, seq, len) = (i.src, i.dst, i.tcp_seq, i.tcp_payload);
-            let kind = if i.tcp_syn { "syn" } else { "drop" };
             writeln!(out, "{kind},{t},{src},{sp},{dst},{dp},{seq},{len}")?;
         }
         Ok(())
@@ -490,7 +489,7 @@ impl<'a> Loop<'a> {
             };
             self.acks.record(&info, now);
             if info.tcp_syn {
-                self.tcp_drops.note(info, now);
+                self.tcp_drops.note("syn", info, now);
             }
             let route = host_of(info.dst, path.hosts()).and_then(|to| path.route(host, to));
             let Some(route) = route else {
@@ -553,7 +552,7 @@ mod tests {
         let (syn, data) = (parse(&syn).unwrap(), parse(&data).unwrap());
 
         let mut counted = Drops::default();
-        counted.note(syn, 5);
+        counted.note("syn", syn, 5);
         counted.record(data, 7_000);
         assert!(counted.log.is_none());
         let key = (data.src, 40000, data.dst, 5201);
@@ -563,10 +562,12 @@ mod tests {
             log: Some(Vec::new()),
             ..Drops::default()
         };
-        logged.note(syn, 5);
+        logged.note("syn", syn, 5);
         logged.record(data, 7_000);
         logged.record(data, 9_000);
-        assert_eq!(logged.by_flow.get(&key), Some(&2));
+        // A SYN that a queue drops is a drop.
+        logged.record(syn, 9_500);
+        assert_eq!(logged.by_flow.get(&key), Some(&3));
         let mut csv = Vec::new();
         logged.write_log(&mut csv).unwrap();
         assert_eq!(
@@ -574,7 +575,8 @@ mod tests {
             "kind,t_ns,src,src_port,dst,dst_port,seq,payload\n\
              syn,5,198.18.1.1,40000,198.18.0.1,5201,1000,0\n\
              drop,7000,198.18.1.1,40000,198.18.0.1,5201,2449,1448\n\
-             drop,9000,198.18.1.1,40000,198.18.0.1,5201,2449,1448\n"
+             drop,9000,198.18.1.1,40000,198.18.0.1,5201,2449,1448\n\
+             drop,9500,198.18.1.1,40000,198.18.0.1,5201,1000,0\n"
         );
     }
 }
