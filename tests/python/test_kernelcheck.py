@@ -215,14 +215,21 @@ def test_segment_gaps_and_the_per_frame_wake_verdict():
     assert segments.AIFS_BE_US == 43
 
 
-def diag_reply(dport: int, wmem: int) -> bytes:
-    """One inet_diag_msg for a socket to ``dport`` with its SKMEMINFO, then NLMSG_DONE."""
+def diag_reply(dport: int, wmem: int, info: bool = True) -> bytes:
+    """One inet_diag_msg for a socket to ``dport`` with its tcp_info (srtt 23456 us, cwnd 60,
+    pacing rate 4.5 MB/s, as struct tcp_info of Linux 6.x lays them out, 248 bytes) and its
+    SKMEMINFO, then NLMSG_DONE."""
     msg = bytearray(tsq.DIAG_MSG_LEN)
     msg[0] = socket.AF_INET
     struct.pack_into("!H", msg, tsq.DIAG_DPORT_OFFSET, dport)
+    tcp_info = bytearray(248)
+    struct.pack_into("=I", tcp_info, 68, 23456)
+    struct.pack_into("=I", tcp_info, 80, 60)
+    struct.pack_into("=Q", tcp_info, 104, 4_500_000)
     meminfo = struct.pack("=9I", 0, 131072, wmem, 87040, 0, 0, 0, 0, 0)
-    attr = tsq.RTATTR.pack(tsq.RTATTR.size + len(meminfo), tsq.INET_DIAG_SKMEMINFO) + meminfo
-    body = bytes(msg) + attr
+    attrs = [(tsq.INET_DIAG_INFO, bytes(tcp_info))] if info else []
+    attrs.append((tsq.INET_DIAG_SKMEMINFO, meminfo))
+    body = bytes(msg) + b"".join(tsq.RTATTR.pack(tsq.RTATTR.size + len(v), kind) + v for kind, v in attrs)
     first = tsq.NLMSG_HEADER.pack(tsq.NLMSG_HEADER.size + len(body), tsq.SOCK_DIAG_BY_FAMILY, 2, 1, 0) + body
     done = tsq.NLMSG_HEADER.pack(tsq.NLMSG_HEADER.size + 4, tsq.NLMSG_DONE, 2, 1, 0) + bytes(4)
     return first + done
@@ -233,9 +240,12 @@ def test_sock_diag_request_and_reply():
     assert len(request) == 16 + 56
     length, kind, flags, seq, _ = tsq.NLMSG_HEADER.unpack_from(request)
     assert (length, kind, flags, seq) == (72, 20, 0x301, 7)
-    # family AF_INET, protocol TCP, ext bit of INET_DIAG_SKMEMINFO (7), states ESTABLISHED.
-    assert request[16:24] == bytes([2, 6, 64, 0]) + struct.pack("=I", 2)
-    assert tsq.parse_diag(diag_reply(20000, 54321), 20000) == ([54321], True)
+    # family AF_INET, protocol TCP, ext bits of INET_DIAG_SKMEMINFO (7) and INET_DIAG_INFO (2),
+    # states ESTABLISHED.
+    assert request[16:24] == bytes([2, 6, 64 | 2, 0]) + struct.pack("=I", 2)
+    sample = {"wmem": 54321, "rtt_us": 23456, "cwnd": 60, "pacing_bps": 36_000_000}
+    assert tsq.parse_diag(diag_reply(20000, 54321), 20000) == ([sample], True)
+    assert tsq.parse_diag(diag_reply(20000, 54321, info=False), 20000) == ([{"wmem": 54321}], True)
     assert tsq.parse_diag(diag_reply(20001, 54321), 20000) == ([], True)
 
 
@@ -243,12 +253,12 @@ def test_tsq_cells_limits_and_scenarios():
     assert tsq.limit_bytes(100, 4) == 50_000
     assert tsq.limit_bytes(20, 1) == 2500
     assert len(tsq.cells(False)) == 18 and [c.id for c in tsq.cells(True)] == ["100mbit-4ms-cubic"]
-    assert tsq.htb_commands("wcc-x-c0", 20)[1][-4:] == ["rate", "20mbit", "ceil", "20mbit"]
     kernel, sim = tsq.scenarios_of({"rate_mbit": 20, "tsq_ms": 16, "cc": "bbr", "length": "4s"})
     assert kernel["stack"]["limit_output_bytes"] == sim["stack"]["limit_output_bytes"] == "40000b"
-    # The kernel's sender NIC is the emulator's default; the simulator's is the htb's rate.
-    assert kernel["path"]["access_rate"] == "10000000000bit"
-    assert sim["path"]["access_rate"] == "20000000bit"
+    # Both sides: htb at the rate with tc's default burst in front of the emulator's NIC.
+    assert kernel["path"]["access_rate"] == sim["path"]["access_rate"] == "10000000000bit"
+    shaper = {"rate": "20000000bit", "burst": "1600b", "overhead": 0}
+    assert kernel["stack"]["host_shaper"] == sim["stack"]["host_shaper"] == shaper
     assert kernel["path"]["rate"] == sim["path"]["rate"] == "1000000000bit"
     assert kernel["path"]["l2_overhead"] == sim["path"]["l2_overhead"] == 0
     # TUN orphans the skbs htb hands it: the simulator's NIC releases TSQ as a packet starts.

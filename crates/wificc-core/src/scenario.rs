@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 use crate::cc;
 use crate::kernel::{Kernel, Profile};
-use crate::net::link::ETHERNET_OVERHEAD;
+use crate::net::link::{Shaper, ETHERNET_OVERHEAD};
 use crate::net::packet::TCP_IP_HEADER;
 use crate::net::qdisc::{AnyQdisc, QdiscSpec};
 use crate::net::trace::TraceLinkSpec;
@@ -241,6 +241,13 @@ pub struct StackSpec {
     /// Host egress qdisc on every NIC (default pfifo_fast, the kernel default).
     #[serde(default = "default_host_qdisc")]
     pub host_qdisc: QdiscSpec,
+    /// A token-bucket shaper (`tc qdisc add dev DEV root handle 1: htb default 1; tc class add
+    /// dev DEV parent 1: classid 1:1 htb rate R ceil R burst B cburst B`) at the root of every
+    /// host's wired NIC, with `host_qdisc` as its leaf: it releases whole skbs at `rate` as its
+    /// tokens allow, and the NIC behind it sends at its own rate. Default none. The emulator
+    /// installs it with tc on each host's TUN device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_shaper: Option<ShaperSpec>,
     /// The hosts' wired NICs are virtual devices that orphan each skb when they take it from
     /// the qdisc (`skb_orphan` in the `ndo_start_xmit` of TUN, veth, and virtio_net without TX
     /// NAPI; drivers/net/tun.c `tun_net_xmit`), so TCP Small Queues releases an skb when its
@@ -294,6 +301,63 @@ pub struct StackSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-unit" = "bytes"))]
     pub skb_overhead: Option<u32>,
+}
+
+/// A host's token-bucket shaper (`stack.host_shaper`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShaperSpec {
+    /// The shaped rate (htb's `rate` and `ceil`).
+    pub rate: Rate,
+    /// The bucket's depth (htb's `burst` and `cburst`; tc's default, 1600 bytes plus the rate's
+    /// bytes per timer tick, is 1600 bytes on a kernel with high-resolution timers).
+    #[serde(default = "default_shaper_burst")]
+    pub burst: Size,
+    /// Bytes added to each packet's IP length before it is charged (tc's `overhead`): 0 on an
+    /// L3 device (TUN), 14 for the Ethernet header htb sees on an Ethernet device.
+    #[serde(default)]
+    #[schemars(range(max = MAX_L2_OVERHEAD), extend("x-unit" = "bytes"))]
+    pub overhead: u32,
+}
+
+fn default_shaper_burst() -> Size {
+    Size(1600)
+}
+
+impl ShaperSpec {
+    fn validate(&self) -> Result<(), ScenarioError> {
+        if self.rate.0 == 0 {
+            return Err(err(
+                "stack.host_shaper.rate",
+                "got 0 bit/s, expected a positive rate such as \"20mbit\"",
+            ));
+        }
+        if self.burst.0 == 0 || self.burst.0 > MAX_SHAPER_BURST {
+            return Err(err(
+                "stack.host_shaper.burst",
+                format!(
+                    "got {} bytes, expected 1 byte to {} MB",
+                    self.burst.0,
+                    MAX_SHAPER_BURST >> 20
+                ),
+            ));
+        }
+        if self.overhead > MAX_L2_OVERHEAD {
+            return Err(err(
+                "stack.host_shaper.overhead",
+                format!(
+                    "got {}, expected 0 to {MAX_L2_OVERHEAD} bytes",
+                    self.overhead
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The shaper a host NIC runs.
+    pub fn build(&self) -> Shaper {
+        Shaper::new(self.rate.0, self.burst.0, self.overhead)
+    }
 }
 
 impl Default for StackSpec {
@@ -797,6 +861,10 @@ pub const MAX_STATIONS: u32 = 255;
 /// bytes (Ethernet 38); the bound keeps the serialisation time of any frame finite at 1 bit/s.
 pub const MAX_L2_OVERHEAD: u32 = 65_535;
 
+/// Largest bucket of a host shaper (`stack.host_shaper.burst`), bytes: far above any real
+/// shaper's, and small enough that its time at 1 bit/s stays finite.
+pub const MAX_SHAPER_BURST: u64 = 1 << 30;
+
 /// Largest global pacing multiplier (`stack.tp`).
 pub const MAX_TP: u32 = 10;
 /// Smallest MTU: the least every IPv4 host must accept (RFC 791).
@@ -1267,6 +1335,9 @@ impl StackSpec {
                 "stack.rto_min",
                 "got \"0s\", expected a positive duration (Linux: 200ms)",
             ));
+        }
+        if let Some(shaper) = &self.host_shaper {
+            shaper.validate()?;
         }
         self.host_qdisc(Rng::new(0, 0)).map(drop)
     }

@@ -56,6 +56,7 @@ fn host_nic(
     let mut nic = Link::new(name, rate, delay, l2, q);
     nic.reports_tx_completion = true;
     nic.orphan_on_xmit = s.stack.tx_orphan;
+    nic.shaper = s.stack.host_shaper.map(|h| h.build());
     Ok(nic)
 }
 

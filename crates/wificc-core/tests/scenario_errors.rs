@@ -266,9 +266,21 @@ fn invalid_scenarios_name_the_field_the_value_and_what_is_expected() {
             "stack.rto_min: got \"0s\", expected a positive duration (Linux: 200ms)",
         ),
         toml(
+            with_stack("host_shaper = { rate = \"0mbit\" }"),
+            "stack.host_shaper.rate: got 0 bit/s, expected a positive rate such as \"20mbit\"",
+        ),
+        toml(
+            with_stack("host_shaper = { rate = \"20mbit\", burst = \"0b\" }"),
+            "stack.host_shaper.burst: got 0 bytes, expected 1 byte to 1024 MB",
+        ),
+        toml(
+            with_stack("host_shaper = { rate = \"20mbit\", overhead = 70000 }"),
+            "stack.host_shaper.overhead: got 70000, expected 0 to 65535 bytes",
+        ),
+        toml(
             with_stack("tsq2 = \"1ms\""),
             "stack.tsq2: unknown field `tsq2`, expected one of `kernel`, `tsq`, `tp`, `offloads`, \
-             `fq_pacing`, `host_qdisc`, `tx_orphan`, `edt_pacing`, `limit_output_bytes`, `init_cwnd`, `min_tso_segs`, \
+             `fq_pacing`, `host_qdisc`, `host_shaper`, `tx_orphan`, `edt_pacing`, `limit_output_bytes`, `init_cwnd`, `min_tso_segs`, \
              `tso_rtt_log`, `mtu`, `mss`, `ecn`, `rto_min`, `delayed_ack`, `skb_overhead`",
         ),
         // The path.

@@ -278,3 +278,42 @@ fn cubic_window_follows_the_cubic_function_between_losses() {
         "worst relative deviation {worst} (W_max {w_max}, K {k})"
     );
 }
+
+/// A host shaper (htb at 20 Mbit/s in front of a 10 Gbit/s NIC) is the path's bottleneck: it
+/// charges each packet its IP length, so goodput approaches 20 Mbit/s x 1448 / 1500 (the NIC's
+/// Ethernet framing is paid at 10 Gbit/s); the backlog waits in the host's qdisc: the 1 Gbit/s
+/// path queues at most one skb, which the shaper lets through whole (at most GSO's 64 KB, 45
+/// segments: slow start's first skbs, autosized from a pacing rate still far above the path's);
+/// TSQ, with `tcp_limit_output_bytes` at 4 ms of the rate (as in the tsq-completion kernel
+/// check), keeps the host's backlog short, so a ping through the same NIC sees little queueing.
+#[test]
+fn a_host_shaper_is_the_bottleneck_and_its_backlog_stays_at_the_host() {
+    let max = 20e6 * 1448.0 / 1500.0;
+    for cc in ["cubic", "bbr"] {
+        let r = run(json!({
+            "duration": "10s", "warmup": "2s",
+            "path": {"kind": "wired", "rate": "1gbit", "rtt": "20ms", "buffer": "1bdp"},
+            "stack": {"host_shaper": {"rate": "20mbit"}, "tx_orphan": true, "limit_output_bytes": "10kb"},
+            "flows": [{"cc": cc}],
+            "pings": [{}],
+        }));
+        let share = r.flows[0].goodput_bps / max;
+        assert!((0.97..=1.001).contains(&share), "{cc}: {share}");
+        let q = |name: &str| r.queues.iter().find(|q| q.name == name).unwrap();
+        assert!(
+            q("client0-nic").max_backlog_pkts >= 2,
+            "{cc}: nothing waited at the shaper"
+        );
+        let path = q("bottleneck").max_backlog_pkts;
+        assert!(
+            (1..=45).contains(&path),
+            "{cc}: {path} packets queued on the path"
+        );
+        let p50 = r.pings[0].rtt_p50_ms.unwrap();
+        assert!((20.0..=26.0).contains(&p50), "{cc}: median ping {p50} ms");
+        assert!(
+            r.flows[0].tsq_max_excess <= 0 && r.flows[0].tsq_throttled > 0,
+            "{cc}"
+        );
+    }
+}

@@ -210,6 +210,44 @@ pub fn stack_notes(stack: &StackSpec) -> Vec<String> {
     notes
 }
 
+/// The tc commands (after `tc -n NETNS`) that give device `dev` the stack's qdiscs: a host
+/// shaper as htb at the root (one class, rate = ceil, burst = cburst, tc's `overhead`), and
+/// fq for `fq_pacing` (at the root, or as the shaper's leaf).
+pub fn qdisc_commands(dev: &str, stack: &StackSpec) -> Vec<Vec<String>> {
+    let mut commands = Vec::new();
+    let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+    if let Some(h) = &stack.host_shaper {
+        commands.push(words(&format!(
+            "qdisc replace dev {dev} root handle 1: htb default 1"
+        )));
+        // quantum only spreads the DRR rounds among classes: with one class it changes nothing,
+        // and an explicit one keeps tc from warning at high rates.
+        commands.push(words(&format!(
+            "class add dev {dev} parent 1: classid 1:1 htb rate {r}bit ceil {r}bit burst {b}b \
+             cburst {b}b overhead {o} quantum 65536",
+            r = h.rate.0,
+            b = h.burst.0,
+            o = h.overhead
+        )));
+    }
+    if stack.fq_pacing {
+        let parent = if stack.host_shaper.is_some() {
+            "parent 1:1"
+        } else {
+            "root"
+        };
+        commands.push(words(&format!("qdisc replace dev {dev} {parent} fq")));
+    }
+    commands
+}
+
+/// Run `tc -n netns` with `args`; an error carries the command and its stderr.
+fn tc(netns: &str, args: &[String]) -> io::Result<()> {
+    let mut all = vec!["-n", netns];
+    all.extend(args.iter().map(String::as_str));
+    iproute2("tc", &all).map(drop)
+}
+
 /// One emulated host.
 pub struct Host {
     pub name: String,
@@ -227,13 +265,18 @@ pub struct Network {
 
 /// Run `ip` with `args`; an error carries the command and its stderr.
 fn ip(args: &[&str]) -> io::Result<String> {
-    let out = Command::new("ip")
+    iproute2("ip", args)
+}
+
+/// Run iproute2's `tool` with `args`: its output, or an error with the command and its stderr.
+fn iproute2(tool: &str, args: &[&str]) -> io::Result<String> {
+    let out = Command::new(tool)
         .args(args)
         .output()
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot run ip (iproute2): {e}")))?;
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot run {tool} (iproute2): {e}")))?;
     if !out.status.success() {
         return Err(io::Error::other(format!(
-            "ip {}: {}",
+            "{tool} {}: {}",
             args.join(" "),
             String::from_utf8_lossy(&out.stderr).trim()
         )));
@@ -340,16 +383,8 @@ impl Network {
                     .push(format!("{key}: not in this kernel; left unset"));
             }
         }
-        if stack.fq_pacing {
-            let out = Command::new("tc")
-                .args(["-n", n, "qdisc", "replace", "dev", n, "root", "fq"])
-                .output()?;
-            if !out.status.success() {
-                return Err(io::Error::other(format!(
-                    "tc qdisc replace dev {n} root fq: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )));
-            }
+        for command in qdisc_commands(n, stack) {
+            tc(n, &command)?;
         }
         Ok(Host { name, addr, tun })
     }
@@ -522,6 +557,31 @@ mod tests {
         assert_eq!(
             route_metrics(&s),
             ["initcwnd", "4", "rto_min", "2ms", "advmss", "1460", "quickack", "1"]
+        );
+    }
+
+    #[test]
+    fn a_host_shaper_becomes_htb_with_fq_as_its_leaf() {
+        let plain = qdisc_commands("d", &stack(serde_json::json!({})));
+        assert!(plain.is_empty());
+        let fq = qdisc_commands("d", &stack(serde_json::json!({"fq_pacing": true})));
+        assert_eq!(fq, vec![vec!["qdisc", "replace", "dev", "d", "root", "fq"]]);
+        let shaped = qdisc_commands(
+            "d",
+            &stack(serde_json::json!({
+                "fq_pacing": true,
+                "host_shaper": {"rate": "20mbit", "overhead": 14}
+            })),
+        );
+        let lines: Vec<String> = shaped.iter().map(|c| c.join(" ")).collect();
+        assert_eq!(
+            lines,
+            vec![
+                "qdisc replace dev d root handle 1: htb default 1",
+                "class add dev d parent 1: classid 1:1 htb rate 20000000bit ceil 20000000bit \
+                 burst 1600b cburst 1600b overhead 14 quantum 65536",
+                "qdisc replace dev d parent 1:1 fq",
+            ]
         );
     }
 

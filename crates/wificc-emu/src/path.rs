@@ -156,8 +156,19 @@ pub struct EmuPath {
 
 impl EmuPath {
     /// The path of a validated scenario.
+    /// A host shaper (`stack.host_shaper`) is not part of it: it is a qdisc on the host's TUN
+    /// device, in the kernel ([`crate::netns`]).
     pub fn from_scenario(s: &Scenario) -> Result<EmuPath, ScenarioError> {
         let mut net = Network::new(s.step.0, s.warmup.0);
+        let unshaped;
+        let s = if s.stack.host_shaper.is_some() {
+            let mut c = s.clone();
+            c.stack.host_shaper = None;
+            unshaped = c;
+            &unshaped
+        } else {
+            s
+        };
         let built = build_network(s, &mut net)?;
         let hosts = built.up.len() + 1;
         let mut route_of = vec![vec![None; hosts]; hosts];

@@ -1,20 +1,20 @@
 """The ``tsq-completion`` suite: TCP Small Queues with the sender's skbs held below TCP.
 
 The emulator's TUN device releases (orphans) an skb as soon as it takes it, so through TUN
-alone TSQ never throttles. Here the sender's TUN device gets an htb qdisc shaped to RATE (this
-kernel has no fq, etf, fq_codel, netem or BPF qdisc; htb keeps a GSO skb whole in its queue, so
-the socket stays charged its truesize until htb releases it to the device, the same mechanism
-as a Wi-Fi NIC's queue). The emulated path behind it is fast (1 Gbit/s, 20 ms, a 1 BDP pfifo
-that never fills), so the local bottleneck and its backlog set goodput and delay.
+alone TSQ never throttles. Here every host's TUN device gets an htb qdisc shaped to RATE with
+tc's default burst (``stack.host_shaper``, which the emulator installs with tc; this kernel has
+no fq, etf, fq_codel, netem or BPF qdisc). htb keeps a GSO skb whole in its queue, so the socket
+stays charged its truesize until htb releases it to the device, the same mechanism as a Wi-Fi
+NIC's queue. The emulated path behind it is fast (1 Gbit/s, 20 ms, a 1 BDP pfifo that never
+fills), so the local bottleneck and its backlog set goodput and delay.
 
-The simulator runs the same scenario with the sender's NIC (``path.access_rate``, the host NIC
-of ``crates/wificc-core/src/topology.rs`` ``host_nic``: the host qdisc in front of a serialiser)
-at RATE, with ``stack.tx_orphan``: the kernel releases a whole GSO skb when htb dequeues it (htb
-charges its tokens afterwards; ``validate_xmit_skb`` segments it and TUN orphans every segment
-in the same ``dev_hard_start_xmit`` call), and so does the simulator's NIC, as the skb's first
-packet starts its transmission (``SenderConfig::orphan_whole_skb``). The segments then leave
-htb back to back where the simulator serialises them at RATE (a difference in the packets'
-spacing behind the NIC, not in what is charged).
+The simulator runs the same scenario: its host NICs run the same shaper
+(``crates/wificc-core/src/net/link.rs`` ``Shaper``: htb's tokens, checked per skb, with the
+whole skb's segments let through at once) in front of the NIC at the emulator's access rate,
+with ``stack.tx_orphan``: the kernel releases a whole GSO skb when htb dequeues it
+(``validate_xmit_skb`` segments it and TUN orphans every segment in the same
+``dev_hard_start_xmit`` call), and so does the simulator's NIC, as the skb's first packet starts
+its transmission (``SenderConfig::orphan_whole_skb``).
 
 Sweep: RATE x ``net.ipv4.tcp_limit_output_bytes`` (1, 4 or 16 ms of RATE, in bytes; the sysctl is
 per network namespace, and the emulator sets it in every host's) x cubic / bbr. From 5.0
@@ -24,7 +24,8 @@ rate >> 10), sysctl). The simulator's kernel profiles model both (``limit_caps_p
 
 Measured in the kernel: goodput and pings as every emulator run; the socket's ``sk_wmem_alloc``
 (bytes below TCP: what TSQ compares) every :data:`SAMPLE_S` through ``sock_diag``
-(``INET_DIAG_SKMEMINFO``, what ``ss -m`` prints as ``t``); the size of the skbs TCP hands to the
+(``INET_DIAG_SKMEMINFO``, what ``ss -m`` prints as ``t``) with its tcp_info (cwnd and pacing
+rate, ``INET_DIAG_INFO``); the size of the skbs TCP hands to the
 device (segments per skb) from the BPF probe of ``scripts/gso_charge``. In the simulator: the
 flow's ``tsq_bytes`` series and ``skb_segs_mean``. Both medians over the flow's span after
 :data:`SETTLE_S`.
@@ -85,6 +86,9 @@ SMOKE_LENGTH = "4s"
 DELAY = "1s"
 # Sampling period of sk_wmem_alloc, and the start of the flow left out of the medians.
 SAMPLE_S = 0.01
+# tc's default htb burst on a kernel with high-resolution timers (1600 bytes plus the rate's
+# bytes per psched tick, which is 0 here: `tc -d class show` prints "burst 1600b/1").
+SHAPER_BURST = "1600b"
 SETTLE_S = 1.0
 # SKB_DATA_ALIGN(sizeof(struct sk_buff)) on x86-64 (224 -> 256).
 SKB_STRUCT = 256
@@ -97,8 +101,14 @@ NLM_F_REQUEST = 0x1
 NLM_F_DUMP = 0x300
 NLMSG_DONE = 3
 NLMSG_ERROR = 2
+INET_DIAG_INFO = 2
 INET_DIAG_SKMEMINFO = 7
 SK_MEMINFO_WMEM_ALLOC = 2
+# struct tcp_info (linux/tcp.h): tcpi_rtt (us) and tcpi_snd_cwnd (u32), tcpi_pacing_rate (u64,
+# bytes per second).
+TCPI_RTT_OFFSET = 68
+TCPI_CWND_OFFSET = 80
+TCPI_PACING_RATE_OFFSET = 104
 TCP_ESTABLISHED = 1
 NLMSG_HEADER = struct.Struct("=IHHII")
 # inet_diag_req_v2: family, protocol, ext, pad, states, inet_diag_sockid (sport, dport, src[4],
@@ -112,11 +122,12 @@ RTATTR = struct.Struct("=HH")
 
 
 def diag_request(seq: int) -> bytes:
-    """A dump request for the established TCP/IPv4 sockets with their memory counters."""
+    """A dump request for the established TCP/IPv4 sockets with their memory counters and
+    tcp_info."""
     body = DIAG_REQUEST.pack(
         socket.AF_INET,
         socket.IPPROTO_TCP,
-        1 << (INET_DIAG_SKMEMINFO - 1),
+        1 << (INET_DIAG_SKMEMINFO - 1) | 1 << (INET_DIAG_INFO - 1),
         1 << TCP_ESTABLISHED,
         0,
         0,
@@ -130,9 +141,10 @@ def diag_request(seq: int) -> bytes:
     )
 
 
-def parse_diag(data: bytes, dport: int) -> tuple[list[int], bool]:
-    """sk_wmem_alloc of every socket to ``dport`` in one netlink reply buffer, and whether the
-    dump ended in it."""
+def parse_diag(data: bytes, dport: int) -> tuple[list[dict[str, int]], bool]:
+    """For every socket to ``dport`` in one netlink reply buffer its ``wmem`` (sk_wmem_alloc)
+    and, where the reply has its tcp_info, ``cwnd`` (segments), ``rtt_us`` (srtt) and
+    ``pacing_bps``; and whether the dump ended in it."""
     out = []
     offset = 0
     while offset + NLMSG_HEADER.size <= len(data):
@@ -145,33 +157,43 @@ def parse_diag(data: bytes, dport: int) -> tuple[list[int], bool]:
         (port,) = struct.unpack_from("!H", data, msg + DIAG_DPORT_OFFSET)
         if port == dport:
             at = msg + DIAG_MSG_LEN
+            found: dict[str, int] = {}
             while at + RTATTR.size <= offset + length:
                 size, attr = RTATTR.unpack_from(data, at)
                 if size < RTATTR.size:
                     break
+                value = at + RTATTR.size
                 if attr == INET_DIAG_SKMEMINFO and size >= RTATTR.size + 4 * (SK_MEMINFO_WMEM_ALLOC + 1):
-                    (wmem,) = struct.unpack_from("=I", data, at + RTATTR.size + 4 * SK_MEMINFO_WMEM_ALLOC)
-                    out.append(wmem)
+                    (found["wmem"],) = struct.unpack_from("=I", data, value + 4 * SK_MEMINFO_WMEM_ALLOC)
+                elif attr == INET_DIAG_INFO and size >= RTATTR.size + TCPI_PACING_RATE_OFFSET + 8:
+                    (found["rtt_us"],) = struct.unpack_from("=I", data, value + TCPI_RTT_OFFSET)
+                    (found["cwnd"],) = struct.unpack_from("=I", data, value + TCPI_CWND_OFFSET)
+                    (rate,) = struct.unpack_from("=Q", data, value + TCPI_PACING_RATE_OFFSET)
+                    found["pacing_bps"] = rate * 8
                 at += (size + 3) & ~3
+            if "wmem" in found:
+                out.append(found)
         offset += (length + 3) & ~3
     return out, False
 
 
 class WmemSampler:
     """Samples sk_wmem_alloc of the sockets to ``dport`` in namespace ``netns`` every
-    :data:`SAMPLE_S` from a thread: ``samples`` holds (monotonic ns, bytes)."""
+    :data:`SAMPLE_S` from a thread: ``samples`` holds (monotonic ns, bytes), ``tcp`` (monotonic
+    ns, cwnd, srtt us, pacing rate bit/s) from the same replies' tcp_info."""
 
     def __init__(self, netns: str, dport: int):
         self.netns, self.dport = netns, dport
         self.samples: list[tuple[int, int]] = []
+        self.tcp: list[tuple[int, int, int, int]] = []
         self._stop = threading.Event()
         with emu.entered(netns):
             self._sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG)
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _query(self, seq: int) -> list[int]:
+    def _query(self, seq: int) -> list[dict[str, int]]:
         self._sock.send(diag_request(seq))
-        values: list[int] = []
+        values: list[dict[str, int]] = []
         while True:
             found, done = parse_diag(self._sock.recv(65536), self.dport)
             values += found
@@ -186,7 +208,9 @@ class WmemSampler:
             for v in self._query(seq):
                 # sk_get_meminfo reports sk_wmem_alloc_get(): sk_wmem_alloc less the socket's
                 # own reference (1), the bytes below TCP.
-                self.samples.append((t, v))
+                self.samples.append((t, v["wmem"]))
+                if "cwnd" in v:
+                    self.tcp.append((t, v["cwnd"], v["rtt_us"], v["pacing_bps"]))
 
     def __enter__(self) -> WmemSampler:
         self._thread.start()
@@ -198,36 +222,11 @@ class WmemSampler:
         self._sock.close()
 
 
-def htb_commands(dev: str, rate_mbit: int) -> list[list[str]]:
-    """tc commands shaping ``dev`` to the rate with htb (one class, every packet in it)."""
-    return [
-        ["tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"],
-        [
-            "tc",
-            "class",
-            "add",
-            "dev",
-            dev,
-            "parent",
-            "1:",
-            "classid",
-            "1:1",
-            "htb",
-            "rate",
-            f"{rate_mbit}mbit",
-            "ceil",
-            f"{rate_mbit}mbit",
-        ],
-    ]
-
-
 @contextmanager
-def shaped_sender(running: emu.Emulator, rate_mbit: int, built: probe.Probe, keep: dict[str, Any]) -> Iterator[None]:
-    """htb at the rate on the sender's (client 0's) TUN device, the wmem sampler and the probe
-    while the traffic runs; the qdisc goes with the namespace."""
+def shaped_sender(running: emu.Emulator, built: probe.Probe, keep: dict[str, Any]) -> Iterator[None]:
+    """The wmem sampler and the probe on the sender (client 0) while the traffic runs; the
+    emulator put htb on its TUN device (``stack.host_shaper``), and tc's view of it is kept."""
     name = running.host("client", 0)["name"]
-    for command in htb_commands(name, rate_mbit):
-        subprocess.run(["ip", "netns", "exec", name, *command], check=True, capture_output=True)
     keep["origin_ns"] = running.origin_ns
     with WmemSampler(name, emu.BASE_PORT) as sampler, probe.recording(built, emu.BASE_PORT, name) as rec:
         keep["sampler"], keep["recording"] = sampler, rec
@@ -266,6 +265,9 @@ def scenarios_of(params: dict[str, Any], seed: int = 1) -> tuple[dict[str, Any],
     # (qdisc_pkt_len), so the simulator's NIC is given no L2 framing either (the 1 Gbit/s
     # emulated path behind it never queues, framed or not).
     built["path"]["l2_overhead"] = 0
+    # htb at the rate on every host's device, tc's default burst: the emulator installs it on
+    # the TUN devices, the simulator runs it in front of each host NIC (net/link.rs Shaper).
+    built.setdefault("stack", {})["host_shaper"] = {"rate": f"{params['rate_mbit']}mbit", "burst": SHAPER_BURST}
     built.setdefault("stack", {})["kernel"] = running_kernel()
     lob = limit_bytes(params["rate_mbit"], params["tsq_ms"])
     built.setdefault("stack", {})["limit_output_bytes"] = f"{lob}b"
@@ -273,16 +275,9 @@ def scenarios_of(params: dict[str, Any], seed: int = 1) -> tuple[dict[str, Any],
     if overhead is not None:
         built["stack"]["skb_overhead"] = overhead
     kernel = api.validate(built)
-    # The simulator's sender NIC stands for htb in front of the TUN device: the rate is htb's,
-    # and TUN orphans each skb as htb hands it over (tun_net_xmit), so the simulator's NIC
-    # releases TSQ when a packet starts its transmission (stack.tx_orphan).
-    sim = api.validate(
-        {
-            **built,
-            "path": {**built["path"], "access_rate": f"{params['rate_mbit']}mbit"},
-            "stack": {**built["stack"], "tx_orphan": True},
-        }
-    )
+    # TUN orphans each skb as htb hands it over (tun_net_xmit), so the simulator's NIC releases
+    # TSQ when the skb's first packet starts its transmission (stack.tx_orphan).
+    sim = api.validate({**built, "stack": {**built["stack"], "tx_orphan": True}})
     return kernel, sim
 
 
@@ -303,6 +298,13 @@ def kernel_below_tcp(keep: dict[str, Any], window: tuple[int, int]) -> float | N
     return median([float(v) for t, v in keep["sampler"].samples if window[0] <= t - origin < window[1]])
 
 
+def kernel_pacing(keep: dict[str, Any], window: tuple[int, int]) -> tuple[float | None, float | None]:
+    """Medians of the kernel socket's pacing rate (bit/s) and cwnd (segments) in the window."""
+    origin = keep["origin_ns"]
+    picked = [(cwnd, rate) for t, cwnd, _, rate in keep["sampler"].tcp if window[0] <= t - origin < window[1]]
+    return median([float(r) for _, r in picked]), median([float(c) for c, _ in picked])
+
+
 def kernel_segs_per_skb(events: list[dict[str, Any]]) -> float | None:
     """Mean segments per skb TCP handed to the device (net_dev_queue events with payload)."""
     segs = [
@@ -313,12 +315,17 @@ def kernel_segs_per_skb(events: list[dict[str, Any]]) -> float | None:
     return sum(segs) / len(segs) if segs else None
 
 
-def sim_below_tcp(sim: Any, window: tuple[int, int]) -> float | None:
-    """Median of the simulator's flow 0 ``tsq_bytes`` samples (``t`` in seconds) in the window."""
+def sim_median(sim: Any, window: tuple[int, int], column: str) -> float | None:
+    """Median of the simulator's flow 0 ``column`` samples (``t`` in seconds) in the window."""
     series = sim.flow_series
     ns = series["t"] * 1e9
     picked = series[(series["flow"] == 0) & (ns >= window[0]) & (ns < window[1])]
-    return median([float(v) for v in picked["tsq_bytes"]])
+    return median([float(v) for v in picked[column]])
+
+
+def sim_below_tcp(sim: Any, window: tuple[int, int]) -> float | None:
+    """Median of the simulator's flow 0 ``tsq_bytes`` samples in the window."""
+    return sim_median(sim, window, "tsq_bytes")
 
 
 def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
@@ -329,9 +336,7 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 
             kernel_scenario, sim_scenario = scenarios_of(p, seed)
             sim = api.run(sim_scenario)
             keep: dict[str, Any] = {}
-            kernel = emu.run_emulated(
-                kernel_scenario, during=lambda running: shaped_sender(running, p["rate_mbit"], built, keep)
-            )
+            kernel = emu.run_emulated(kernel_scenario, during=lambda running: shaped_sender(running, built, keep))
             sim.save(staging / "sim")
             kernel.save(staging / "kernel")
             (staging / "qdisc.txt").write_text(keep.get("qdisc", ""))
@@ -352,6 +357,10 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 
                 "kernel_below_tcp_p50": kernel_below_tcp(keep, window),
                 "sim_segs_per_skb": float(s_flow["skb_segs_mean"]),
                 "kernel_segs_per_skb": kernel_segs_per_skb(keep["recording"].events),
+                "sim_pacing_p50_bps": sim_median(sim, window, "pacing_rate_bps"),
+                "kernel_pacing_p50_bps": kernel_pacing(keep, window)[0],
+                "sim_cwnd_p50": sim_median(sim, window, "cwnd"),
+                "kernel_cwnd_p50": kernel_pacing(keep, window)[1],
                 **lateness(kernel.summary),
             }
             row.update(goodput_ping_agreement(row))
@@ -389,6 +398,8 @@ COLUMNS = (
     Column("diff", "below_tcp_diff", "diff"),
     Column("segs/skb sim", "sim_segs_per_skb", "num"),
     Column("segs/skb kernel", "kernel_segs_per_skb", "num"),
+    Column("pacing p50 sim Mbit/s", "sim_pacing_p50_bps", "mbit"),
+    Column("pacing p50 kernel Mbit/s", "kernel_pacing_p50_bps", "mbit"),
     *CLOSING_COLUMNS,
 )
 

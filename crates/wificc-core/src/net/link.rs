@@ -28,7 +28,69 @@ use super::packet::{PacketRef, Packets};
 use super::qdisc::{AnyQdisc, Qdisc, QdiscStats};
 use crate::metrics::Histogram;
 use crate::sim::Rng;
-use crate::units::{tx_time, BitsPerSec, Nanos};
+use crate::units::{tx_time, BitsPerSec, Bytes, Nanos};
+
+/// A token-bucket shaper at the root of a host's egress (`tc ... htb rate R ceil R burst B
+/// cburst B`, one class): the link's qdisc is its leaf, and the serialiser behind it runs at the
+/// device's own rate. As `net/sched/sch_htb.c` with `htb_hysteresis` 0 (the default): the class
+/// may send while its tokens (time at `rate`) are at least 0 (`htb_class_mode`); a dequeue
+/// charges the whole skb, `toks = min(toks + elapsed, buffer) - L2T(len)` (`htb_accnt_tokens`),
+/// where `len` is `qdisc_pkt_len`, every segment's length; a class that cannot send is woken when
+/// its tokens reach 0 (`htb_do_events`). A fresh class starts with a full bucket. The decision is
+/// taken per skb, not per segment: the segments after an skb's first ([`Packet::skb_more`]) go
+/// with it, charged at once, as htb hands the unsegmented skb to the device. Not modelled:
+/// htb's floor on the tokens (`mbuffer`, 60 s of debt), and a leaf that interleaves another
+/// flow's packets inside an skb (a DRR leaf such as fq_codel): such a packet is charged
+/// without a check, so the long-run rate stays exact.
+///
+/// [`Packet::skb_more`]: crate::net::packet::Packet::skb_more
+#[derive(Debug, Clone)]
+pub struct Shaper {
+    rate: BitsPerSec,
+    /// The bucket's depth, in time at `rate` (htb's `buffer`).
+    buffer: Nanos,
+    /// Bytes the shaper adds to each packet's IP length (tc's `overhead`).
+    overhead: u32,
+    /// Tokens (ns at `rate`) at `checked`; may be negative.
+    tokens: i64,
+    checked: Nanos,
+    /// The last packet let through had more segments of its skb behind it.
+    open_skb: bool,
+}
+
+impl Shaper {
+    /// A shaper of `rate` with a bucket of `burst` bytes, adding `overhead` bytes per packet.
+    pub fn new(rate: BitsPerSec, burst: Bytes, overhead: u32) -> Self {
+        let buffer = tx_time(burst, rate);
+        Shaper {
+            rate,
+            buffer,
+            overhead,
+            tokens: buffer as i64,
+            checked: 0,
+            open_skb: false,
+        }
+    }
+
+    fn tokens_at(&self, now: Nanos) -> i64 {
+        let elapsed = now.saturating_sub(self.checked) as i64;
+        self.tokens.saturating_add(elapsed).min(self.buffer as i64)
+    }
+
+    /// `None` when the next packet may go at `now`, else when the tokens reach 0.
+    pub fn held_until(&self, now: Nanos) -> Option<Nanos> {
+        let t = self.tokens_at(now);
+        (!self.open_skb && t < 0).then(|| now + t.unsigned_abs())
+    }
+
+    /// Let `bytes` (IP length) through at `now`; `more`: segments of its skb follow.
+    pub fn charge(&mut self, now: Nanos, bytes: u32, more: bool) {
+        let cost = tx_time(u64::from(bytes + self.overhead), self.rate) as i64;
+        self.tokens = self.tokens_at(now) - cost;
+        self.checked = now;
+        self.open_skb = more;
+    }
+}
 
 /// Ethernet framing on the wire per packet: preamble + SFD 8, header 14, FCS 4, inter-frame gap
 /// 12 (IEEE 802.3).
@@ -46,6 +108,8 @@ pub struct Link {
     /// qdisc, not at the end of its serialisation: it is listed in the packet store
     /// ([`Packets::release`]) as the transmission starts.
     pub orphan_on_xmit: bool,
+    /// A token-bucket shaper gating the qdisc's dequeues (a host's htb or tbf root).
+    pub shaper: Option<Shaper>,
     /// Independent random loss: each arriving packet is dropped with this probability before it
     /// reaches the queue (a lossy medium, as netem/mm-loss), from its own random stream.
     loss: Option<(f64, Rng)>,
@@ -152,6 +216,7 @@ impl Link {
             l2_overhead,
             reports_tx_completion: false,
             orphan_on_xmit: false,
+            shaper: None,
             loss: None,
             random_losses: 0,
             qdisc: qdisc.into(),
@@ -179,7 +244,7 @@ impl Link {
     /// completion to report.
     #[inline]
     fn lazy(&self) -> bool {
-        self.delay > 0 && !self.reports_tx_completion
+        self.delay > 0 && !self.reports_tx_completion && self.shaper.is_none()
     }
 
     /// A lazy link carries out every start due by `now`, each at its own time (a no-op for
@@ -229,7 +294,8 @@ impl Link {
             }
         }
         let idle = !self.tx_pending && now >= self.busy_until;
-        if idle && self.qdisc.bypass(&pkts[pkt]) {
+        // A shaper is no work-conserving qdisc: nothing bypasses it (TCQ_F_CAN_BYPASS).
+        if idle && self.shaper.is_none() && self.qdisc.bypass(&pkts[pkt]) {
             self.max_backlog = self.max_backlog.max(1);
             pkts[pkt].enqueued = now;
             arrival = arrival.or(self.start_with(pkt, pkts, now));
@@ -240,6 +306,12 @@ impl Link {
         if idle {
             if let Some(at) = self.start(now, pkts) {
                 return self.after_start(arrival.or(at));
+            }
+            if let Some(at) = self.shaper_wake(now) {
+                return Wake {
+                    tx_done: Some(at),
+                    arrival,
+                };
             }
         }
         if self.lazy() {
@@ -258,10 +330,31 @@ impl Link {
 
     /// Dequeue the next packet and start serialising it at `at`: `None` when the qdisc had
     /// nothing to send, else the arrival event to schedule (see [`Link::start_with`]).
+    /// A shaper that holds the queue back, gets the serialiser woken when its tokens allow.
     #[inline]
     fn start(&mut self, at: Nanos, pkts: &mut Packets) -> Option<Option<Nanos>> {
+        if let Some(shaper) = &self.shaper {
+            if shaper.held_until(at).is_some() {
+                return None;
+            }
+        }
         let pkt = self.qdisc.dequeue(pkts, at)?;
+        if let Some(shaper) = self.shaper.as_mut() {
+            let p = &pkts[pkt];
+            shaper.charge(at, p.size, p.skb_more());
+        }
         Some(self.start_with(pkt, pkts, at))
+    }
+
+    /// After a start found nothing to send at `now`: when the shaper lets the queue go, if it
+    /// holds one back (the wake-up comes as an end-of-transmission event).
+    fn shaper_wake(&mut self, now: Nanos) -> Option<Nanos> {
+        if self.qdisc.is_empty() {
+            return None;
+        }
+        let at = self.shaper.as_ref()?.held_until(now)?;
+        self.tx_pending = true;
+        Some(at)
     }
 
     /// Start serialising `pkt` at `at`. It goes onto the wire at once (it arrives at end +
@@ -335,7 +428,10 @@ impl Link {
         } else {
             match self.start(now, pkts) {
                 Some(arrival) => self.after_start(arrival),
-                None => Wake::default(),
+                None => Wake {
+                    tx_done: self.shaper_wake(now),
+                    arrival: None,
+                },
             }
         };
         Done {
@@ -543,6 +639,70 @@ mod tests {
         assert_eq!(l.sojourn.quantile(1.0), Some(24.0 * MS as f64));
         assert_eq!(l.busy_time, 36 * MS);
         assert!(pkts.dropped().is_empty() && pkts.live() == 0);
+    }
+
+    /// Segments of skbs: `skbs` (time, segments) of 1500-byte packets, all but each skb's last
+    /// marked `skb_more`.
+    fn skbs(skbs: &[(Nanos, u64)]) -> Vec<(Nanos, Packet)> {
+        let mut seq = 0;
+        let mut offers = Vec::new();
+        for &(t, n) in skbs {
+            for i in 0..n {
+                let mut p = pkt(0, 1500, seq, t);
+                p.set_skb_more(i + 1 < n);
+                offers.push((t, p));
+                seq += 1;
+            }
+        }
+        offers
+    }
+
+    #[test]
+    fn a_shaper_lets_whole_skbs_through_as_its_tokens_allow() {
+        // htb at 20 Mbit/s (400 ns a byte), burst 1600 bytes (640 us of tokens), in front of a
+        // 10 Gbit/s NIC (1.2 us a packet) with 1 ms of delay. Two 2-segment skbs at 0, one at
+        // 10 ms. The first skb leaves on the full bucket (640 - 600 us, then -558.8 us with its
+        // second segment); the second waits until the tokens are back at 0 (2.4 + 557.6 us) and
+        // its second segment goes with it although the tokens are negative; after the idle
+        // gap the bucket is full again and the third leaves at once.
+        let mut link = Link::new("nic", 10_000_000_000, MS, 0, PfifoFast::new(100));
+        link.reports_tx_completion = true;
+        link.shaper = Some(Shaper::new(20_000_000, 1600, 0));
+        let got = drive(link, &skbs(&[(0, 2), (0, 2), (10 * MS, 2)]));
+        let at: Vec<(Nanos, u64)> = got.delivered.iter().map(|d| (d.0, d.1)).collect();
+        assert_eq!(
+            at,
+            vec![
+                (1_001_200, 0),
+                (1_002_400, 1),
+                (1_561_200, 2),
+                (1_562_400, 3),
+                (11_001_200, 4),
+                (11_002_400, 5)
+            ]
+        );
+        // Ends of transmission at 1.2 and 2.4 us (the second finds the shaper holding), the
+        // shaper's wake-up at 560 us, 561.2 us and 10.0012 ms (a last segment's end with
+        // nothing behind it and no completion to report asks for no event).
+        assert_eq!(got.events.0, 5);
+    }
+
+    #[test]
+    fn a_shaper_charges_the_overhead_and_keeps_the_long_run_rate() {
+        // 100 one-segment skbs of 1486 bytes + 14 of overhead at once through 12 Mbit/s
+        // (1 ms each) with a bucket of one packet: the first leaves at 0 and empties the bucket
+        // to exactly 0, which still lets the second go as the first ends (htb sends at tokens
+        // >= 0); from then the k-th leaves at k - 1 ms.
+        let mut link = Link::new("nic", 10_000_000_000, MS, 0, PfifoFast::new(1000));
+        link.reports_tx_completion = true;
+        link.shaper = Some(Shaper::new(12_000_000, 1500, 14));
+        let offers: Vec<(Nanos, Packet)> = (0..100).map(|s| (0, pkt(0, 1486, s, 0))).collect();
+        let got = drive(link, &offers);
+        // Each arrives 1.1888 us (rounded up) of serialisation and 1 ms of delay later.
+        assert_eq!(got.delivered.last(), Some(&(99 * MS + 1_189, 99, 1)));
+        assert_eq!(got.delivered[1].0, MS + 2 * 1_189);
+        assert_eq!(got.delivered[2].0, 2 * MS + 1_189);
+        assert_eq!(got.max_backlog, 99);
     }
 
     #[test]

@@ -91,6 +91,7 @@ const F_RETRANS: u8 = 1;
 const F_CWR: u8 = 2;
 const F_ECE: u8 = 4;
 const F_DELAYED: u8 = 8;
+const F_SKB_MORE: u8 = 16;
 
 /// One packet on the wire.
 ///
@@ -197,6 +198,17 @@ impl Packet {
 
     pub fn set_cwr(&mut self, on: bool) {
         self.set_flag(F_CWR, on)
+    }
+
+    /// More segments of this packet's skb follow it: a GSO skb leaves TCP as one unit, and a
+    /// qdisc that gates whole skbs (a token-bucket shaper, [`crate::net::link::Shaper`]) lets
+    /// the rest of it through with its first segment.
+    pub fn skb_more(&self) -> bool {
+        self.flag(F_SKB_MORE)
+    }
+
+    pub fn set_skb_more(&mut self, on: bool) {
+        self.set_flag(F_SKB_MORE, on)
     }
 
     /// Decode the ACK fields.

@@ -766,6 +766,7 @@ impl TcpSender {
             p.payload = payload;
             p.dscp = self.dscp;
             p.set_retrans(retrans);
+            p.set_skb_more(i + 1 < segs as usize);
             p.set_ecn(if self.tp.ecn_ok {
                 Ecn::Ect0
             } else {
