@@ -69,17 +69,32 @@ fi
 PIDS=()
 
 teardown_variant() {
-	local p
-	for p in "${PIDS[@]}"; do
+	local p ns try
+	# Every background job, not only those in PIDS: a signal can run the clean-up between a
+	# job's start and the line that records its pid. Then whatever still runs inside the
+	# namespaces (an iperf3 whose `ip netns exec` mount namespace would keep them busy).
+	for p in "${PIDS[@]}" $(jobs -p); do
 		kill "$p" 2>/dev/null || true
 	done
-	for p in "${PIDS[@]}"; do
+	for ns in "$NS_S" "$NS_R"; do
+		for p in $(ip netns pids "$ns" 2>/dev/null); do
+			kill "$p" 2>/dev/null || true
+		done
+	done
+	for p in "${PIDS[@]}" $(jobs -p); do
 		wait "$p" 2>/dev/null || true
 	done
 	PIDS=()
-	# deleting the namespaces removes the veth pair and its qdisc with them
-	ip netns del "$NS_S" 2>/dev/null || true
-	ip netns del "$NS_R" 2>/dev/null || true
+	# deleting the namespaces removes the veth pair and its qdisc with them; a failure is
+	# retried and then reported, never silent
+	for ns in "$NS_S" "$NS_R"; do
+		for try in 1 2 3 4 5; do
+			[ -e "/run/netns/$ns" ] || break
+			ip netns del "$ns" 2>/dev/null && break
+			[ "$try" = 5 ] && { ip netns del "$ns" >&2 || true; }
+			sleep 0.2
+		done
+	done
 }
 
 cleanup() {
