@@ -4,8 +4,9 @@
 //! In-order data advances `rcv_nxt` (and pulls any out-of-order segments that become
 //! contiguous). An ACK goes out at once when: more than one full segment is unacknowledged
 //! (ACK every 2 segments), the connection is in quick-ACK mode (the first
-//! `TCP_MAX_QUICKACKS` = 16 segments), a segment fills the last hole or duplicates data, or it
-//! arrives while data is out of order and SACK compression (below) does not hold the ACK back;
+//! `TCP_MAX_QUICKACKS` = 16 segments, and again after duplicate data), a segment fills the last
+//! hole or duplicates data, or it arrives while data is out of order and SACK compression
+//! (below) does not hold the ACK back;
 //! otherwise the delayed-ACK timer (`TCP_DELACK_MIN`, 40 ms) is armed. SACK blocks (at most 3
 //! with timestamps, RFC 2018) list the most recently changed block first. ECN: in classic mode
 //! (RFC 3168) ECE is set on every ACK from a CE mark until a CWR arrives; in DCTCP mode ECE mirrors
@@ -243,7 +244,12 @@ impl TcpReceiver {
                 self.add_sack(pkt.seq);
             }
         } else {
-            immediate = true; // duplicate: ACK at once (DSACK not modelled)
+            // Duplicate data (a retransmission of what arrived): ACK at once and re-enter
+            // quick-ACK mode, as `tcp_data_queue` does for old data (`tcp_enter_quickack_mode`
+            // with `TCP_MAX_QUICKACKS`: the sender is taken to have lost ACKs). DSACK is not
+            // modelled.
+            self.quickacks = self.quickacks.max(MAX_QUICKACKS);
+            immediate = true;
         }
         self.unacked += 1;
         immediate
@@ -381,6 +387,23 @@ mod tests {
         let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Classic);
         r.quickacks = 0;
         r
+    }
+
+    #[test]
+    fn duplicate_data_is_acked_at_once_and_restarts_quick_acks() {
+        let mut r = rx();
+        let mut acks = VecDeque::new();
+        for seq in 0..4 {
+            r.on_data(&data(seq), 1000 * seq, &mut acks);
+        }
+        assert_eq!(acks.len(), 2);
+        // A spurious retransmission of segment 1: one ACK at once (cum 4), and 15 quick ACKs
+        // left of the 16 it restored.
+        assert_eq!(r.on_data(&data(1), 5000, &mut acks), None);
+        assert_eq!((acks.len(), acks[2].ack().cum, r.quickacks), (3, 4, 15));
+        // So a lone segment after it is ACKed at once instead of waiting for the timer.
+        assert_eq!(r.on_data(&data(4), 6000, &mut acks), None);
+        assert_eq!((acks.len(), acks[3].ack().cum, r.quickacks), (4, 5, 14));
     }
 
     #[test]
