@@ -252,7 +252,11 @@ def test_sock_diag_request_and_reply():
 def test_tsq_cells_limits_and_scenarios():
     assert tsq.limit_bytes(100, 4) == 50_000
     assert tsq.limit_bytes(20, 1) == 2500
-    assert len(tsq.cells(False)) == 18 and [c.id for c in tsq.cells(True)] == ["100mbit-4ms-cubic"]
+    assert len(tsq.cells(False)) == 24 and [c.id for c in tsq.cells(True)] == ["100mbit-4ms-cubic"]
+    assert "20mbit-nocap-cubic" in [c.id for c in tsq.cells(False)]
+    assert tsq.limit_bytes(20, None) is None
+    kernel, _ = tsq.scenarios_of({"rate_mbit": 20, "tsq_ms": None, "cc": "cubic", "length": "4s"})
+    assert "limit_output_bytes" not in kernel["stack"]
     kernel, sim = tsq.scenarios_of({"rate_mbit": 20, "tsq_ms": 16, "cc": "bbr", "length": "4s"})
     assert kernel["stack"]["limit_output_bytes"] == sim["stack"]["limit_output_bytes"] == "40000b"
     # Both sides: htb at the rate with tc's default burst in front of the emulator's NIC.

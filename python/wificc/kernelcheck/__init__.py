@@ -64,7 +64,7 @@ class Unavailable(OSError):
 @dataclass(frozen=True)
 class Column:
     """One column of a suite's Markdown table: header, row key and how to show the value
-    (``text``, ``int``, ``mbit`` (bit/s as Mbit/s), ``ms``, ``us``, ``diff`` (signed percent),
+    (``text``, ``int``, ``label`` (a number as an integer, anything else as text), ``mbit`` (bit/s as Mbit/s), ``ms``, ``us``, ``diff`` (signed percent),
     ``share`` (a fraction as percent), ``num`` (two decimals), ``bool`` (yes/no)). A row over
     several repetitions shows a figure's range after its median: ``93.10 (91.80-94.00)``."""
 
@@ -92,6 +92,7 @@ class Column:
 FORMATS: dict[str, Callable[[Any], str]] = {
     "text": str,
     "int": lambda v: str(int(v)),
+    "label": lambda v: str(int(v)) if isinstance(v, int | float) else str(v),
     "bool": lambda v: "yes" if v else "no",
     "mbit": lambda v: f"{v / 1e6:.2f}",
     "ms": lambda v: f"{v:.1f}",

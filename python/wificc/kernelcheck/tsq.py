@@ -16,8 +16,9 @@ with ``stack.tx_orphan``: the kernel releases a whole GSO skb when htb dequeues 
 ``dev_hard_start_xmit`` call), and so does the simulator's NIC, as the skb's first packet starts
 its transmission (``SenderConfig::orphan_whole_skb``).
 
-Sweep: RATE x ``net.ipv4.tcp_limit_output_bytes`` (1, 4 or 16 ms of RATE, in bytes; the sysctl is
-per network namespace, and the emulator sets it in every host's) x cubic / bbr. From 5.0
+Sweep: RATE x ``net.ipv4.tcp_limit_output_bytes`` (1, 4 or 16 ms of RATE, in bytes, or not set:
+the kernel's default, which no limit here reaches, so TSQ's own pacing-rate limit binds; the
+sysctl is per network namespace, and the emulator sets it in every host's) x cubic / bbr. From 5.0
 (c73e5807e4f6) to 6.15 the sysctl caps only sockets with ``SK_PACING_NONE`` (cubic here, not
 bbr); from 6.16 (c4221a8cc3a7) it caps every socket again: TSQ's limit is min(max(2 skbs, pacing
 rate >> 10), sysctl). The simulator's kernel profiles model both (``limit_caps_paced``).
@@ -76,7 +77,9 @@ from wificc.kernelcheck import (
 )
 
 RATES_MBIT = (20, 100, 400)
-TSQ_MS = (1, 4, 16)
+# tcp_limit_output_bytes as ms of the rate; None: not set (the kernel's default, 4 MB from 6.16,
+# above every limit here), so TSQ's own limit, max(2 skbs, pacing rate >> 10), is what binds.
+TSQ_MS = (1, 4, 16, None)
 CCS = ("cubic", "bbr")
 PATH_RATE = "1gbit"
 RTT = "20ms"
@@ -236,9 +239,9 @@ def shaped_sender(running: emu.Emulator, built: probe.Probe, keep: dict[str, Any
     ).stdout
 
 
-def limit_bytes(rate_mbit: int, tsq_ms: int) -> int:
-    """``tsq_ms`` of the rate, in bytes."""
-    return rate_mbit * 1_000_000 // 8 * tsq_ms // 1000
+def limit_bytes(rate_mbit: int, tsq_ms: int | None) -> int | None:
+    """``tsq_ms`` of the rate, in bytes (None: the sysctl is left at the kernel's default)."""
+    return None if tsq_ms is None else rate_mbit * 1_000_000 // 8 * tsq_ms // 1000
 
 
 def skb_overhead() -> int | None:
@@ -270,7 +273,8 @@ def scenarios_of(params: dict[str, Any], seed: int = 1) -> tuple[dict[str, Any],
     built.setdefault("stack", {})["host_shaper"] = {"rate": f"{params['rate_mbit']}mbit", "burst": SHAPER_BURST}
     built.setdefault("stack", {})["kernel"] = running_kernel()
     lob = limit_bytes(params["rate_mbit"], params["tsq_ms"])
-    built.setdefault("stack", {})["limit_output_bytes"] = f"{lob}b"
+    if lob is not None:
+        built.setdefault("stack", {})["limit_output_bytes"] = f"{lob}b"
     overhead = skb_overhead()
     if overhead is not None:
         built["stack"]["skb_overhead"] = overhead
@@ -346,7 +350,7 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 
             s_ping = sim.pings.iloc[0]["rtt_p50_ms"] if len(sim.pings) else None
             row: dict[str, Any] = {
                 "rate_mbit": p["rate_mbit"],
-                "tsq_ms": p["tsq_ms"],
+                "tsq_ms": "none" if p["tsq_ms"] is None else p["tsq_ms"],
                 "limit_output_bytes": limit_bytes(p["rate_mbit"], p["tsq_ms"]),
                 "cc": p["cc"],
                 "sim_goodput_bps": float(s_flow["goodput_bps"]),
@@ -379,7 +383,10 @@ def cells(smoke: bool) -> list[Cell]:
     else:
         grid = [(r, m, c) for r in RATES_MBIT for m in TSQ_MS for c in CCS]
         length = LENGTH
-    return [Cell(f"{r}mbit-{m}ms-{c}", {"rate_mbit": r, "tsq_ms": m, "cc": c, "length": length}) for r, m, c in grid]
+    return [
+        Cell(f"{r}mbit-{'nocap' if m is None else f'{m}ms'}-{c}", {"rate_mbit": r, "tsq_ms": m, "cc": c, "length": length})
+        for r, m, c in grid
+    ]
 
 
 CHECKS = ("goodput", "ping", "below_tcp")
@@ -390,7 +397,7 @@ COMPARED = (
 
 COLUMNS = (
     Column("rate Mbit/s", "rate_mbit", "int"),
-    Column("TSQ ms", "tsq_ms", "int"),
+    Column("TSQ ms", "tsq_ms", "label"),
     Column("cc", "cc"),
     *GOODPUT_PING_COLUMNS,
     Column("below TCP p50 sim B", "sim_below_tcp_p50", "int"),
