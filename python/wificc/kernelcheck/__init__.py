@@ -64,8 +64,9 @@ class Unavailable(OSError):
 @dataclass(frozen=True)
 class Column:
     """One column of a suite's Markdown table: header, row key and how to show the value
-    (``text``, ``int``, ``label`` (a number as an integer, anything else as text), ``mbit`` (bit/s as Mbit/s), ``ms``, ``us``, ``diff`` (signed percent),
-    ``share`` (a fraction as percent), ``num`` (two decimals), ``bool`` (yes/no)). A row over
+    (``text``, ``int``, ``label`` (a number as an integer, anything else as text), ``mbit``
+    (bit/s as Mbit/s), ``ms``, ``us``, ``diff`` (signed percent), ``share`` (a fraction as
+    percent), ``num`` (two decimals), ``bool`` (yes/no)). A row over
     several repetitions shows a figure's range after its median: ``93.10 (91.80-94.00)``."""
 
     header: str

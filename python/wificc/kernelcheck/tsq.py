@@ -384,9 +384,14 @@ def cells(smoke: bool) -> list[Cell]:
         grid = [(r, m, c) for r in RATES_MBIT for m in TSQ_MS for c in CCS]
         length = LENGTH
     return [
-        Cell(f"{r}mbit-{'nocap' if m is None else f'{m}ms'}-{c}", {"rate_mbit": r, "tsq_ms": m, "cc": c, "length": length})
+        Cell(f"{r}mbit-{cap_label(m)}-{c}", {"rate_mbit": r, "tsq_ms": m, "cc": c, "length": length})
         for r, m, c in grid
     ]
+
+
+def cap_label(tsq_ms: int | None) -> str:
+    """A cell id's part for ``tcp_limit_output_bytes``: ``4ms``, or ``nocap`` when not set."""
+    return "nocap" if tsq_ms is None else f"{tsq_ms}ms"
 
 
 CHECKS = ("goodput", "ping", "below_tcp")
