@@ -485,3 +485,8 @@ def test_repeat_is_checked_and_a_smoke_run_is_one_repetition(tmp_path):
         "trace": 3,
         "fairness": 3,
     }
+
+
+def test_a_label_column_shows_numbers_as_integers_and_words_as_they_are():
+    column = Column("TSQ ms", "tsq_ms", "label")
+    assert [column.show({"tsq_ms": v}) for v in (4, 4.0, "none", None)] == ["4", "4", "none", "-"]
