@@ -80,13 +80,15 @@ impl Shaper {
     /// `None` when the next packet may go at `now`, else when the tokens reach 0.
     pub fn held_until(&self, now: Nanos) -> Option<Nanos> {
         let t = self.tokens_at(now);
-        (!self.open_skb && t < 0).then(|| now + t.unsigned_abs())
+        (!self.open_skb && t < 0).then(|| now.saturating_add(t.unsigned_abs()))
     }
 
     /// Let `bytes` (IP length) through at `now`; `more`: segments of its skb follow.
     pub fn charge(&mut self, now: Nanos, bytes: u32, more: bool) {
-        let cost = tx_time(u64::from(bytes + self.overhead), self.rate) as i64;
-        self.tokens = self.tokens_at(now) - cost;
+        let cost = tx_time(u64::from(bytes) + u64::from(self.overhead), self.rate);
+        self.tokens = self
+            .tokens_at(now)
+            .saturating_sub(i64::try_from(cost).unwrap_or(i64::MAX));
         self.checked = now;
         self.open_skb = more;
     }
@@ -108,7 +110,7 @@ pub struct Link {
     /// qdisc, not at the end of its serialisation: it is listed in the packet store
     /// ([`Packets::release`]) as the transmission starts.
     pub orphan_on_xmit: bool,
-    /// A token-bucket shaper gating the qdisc's dequeues (a host's htb or tbf root).
+    /// A token-bucket shaper gating the qdisc's dequeues (a host's htb root).
     pub shaper: Option<Shaper>,
     /// Independent random loss: each arriving packet is dropped with this probability before it
     /// reaches the queue (a lossy medium, as netem/mm-loss), from its own random stream.
@@ -329,8 +331,8 @@ impl Link {
     }
 
     /// Dequeue the next packet and start serialising it at `at`: `None` when the qdisc had
-    /// nothing to send, else the arrival event to schedule (see [`Link::start_with`]).
-    /// A shaper that holds the queue back, gets the serialiser woken when its tokens allow.
+    /// nothing to send or a shaper holds the queue back (the caller then asks for the wake-up of
+    /// [`Link::shaper_wake`]), else the arrival event to schedule (see [`Link::start_with`]).
     #[inline]
     fn start(&mut self, at: Nanos, pkts: &mut Packets) -> Option<Option<Nanos>> {
         if let Some(shaper) = &self.shaper {
@@ -703,6 +705,18 @@ mod tests {
         assert_eq!(got.delivered[1].0, MS + 2 * 1_189);
         assert_eq!(got.delivered[2].0, 2 * MS + 1_189);
         assert_eq!(got.max_backlog, 99);
+    }
+
+    #[test]
+    fn an_extreme_shaper_saturates_instead_of_overflowing() {
+        // 1 bit/s: each 65535 + 65535-byte packet costs about 1e15 ns of tokens; 20000 of them
+        // exceed i64: the debt saturates at i64::MIN ns (292 years), the wake-up that far ahead.
+        let mut s = Shaper::new(1, 1 << 30, 65_535);
+        for i in 0..20_000 {
+            s.charge(i, 65_535, false);
+        }
+        // (1 ns after the last charge, one token back.)
+        assert_eq!(s.held_until(20_000), Some(20_000 + i64::MAX.unsigned_abs()));
     }
 
     #[test]
