@@ -490,3 +490,15 @@ def test_repeat_is_checked_and_a_smoke_run_is_one_repetition(tmp_path):
 def test_a_label_column_shows_numbers_as_integers_and_words_as_they_are():
     column = Column("TSQ ms", "tsq_ms", "label")
     assert [column.show({"tsq_ms": v}) for v in (4, 4.0, "none", None)] == ["4", "4", "none", "-"]
+
+
+def test_the_kernel_samples_are_taken_in_the_flows_window():
+    class Sampler:
+        samples = [(1100, 5), (1150, 7), (1300, 9)]
+        tcp = [(1100, 60, 23000, 10), (1150, 61, 23000, 20), (1300, 62, 23000, 30)]
+
+    keep = {"origin_ns": 1000, "sampler": Sampler}
+    # Scenario ns [100, 200): the first two samples (the third is at 300).
+    assert tsq.kernel_below_tcp(keep, (100, 200)) == 5.0
+    assert tsq.kernel_pacing(keep, (100, 200)) == (10.0, 60.0)
+    assert tsq.kernel_pacing(keep, (400, 500)) == (None, None)

@@ -297,16 +297,20 @@ def window_ns(scenario: dict[str, Any]) -> tuple[int, int]:
     return start, stop
 
 
-def kernel_below_tcp(keep: dict[str, Any], window: tuple[int, int]) -> float | None:
+def in_window(keep: dict[str, Any], window: tuple[int, int], samples: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """The sampler's ``samples`` (monotonic ns first) that fall in the window (scenario ns)."""
     origin = keep["origin_ns"]
-    return median([float(v) for t, v in keep["sampler"].samples if window[0] <= t - origin < window[1]])
+    return [s for s in samples if window[0] <= s[0] - origin < window[1]]
+
+
+def kernel_below_tcp(keep: dict[str, Any], window: tuple[int, int]) -> float | None:
+    return median([float(v) for _, v in in_window(keep, window, keep["sampler"].samples)])
 
 
 def kernel_pacing(keep: dict[str, Any], window: tuple[int, int]) -> tuple[float | None, float | None]:
     """Medians of the kernel socket's pacing rate (bit/s) and cwnd (segments) in the window."""
-    origin = keep["origin_ns"]
-    picked = [(cwnd, rate) for t, cwnd, _, rate in keep["sampler"].tcp if window[0] <= t - origin < window[1]]
-    return median([float(r) for _, r in picked]), median([float(c) for c, _ in picked])
+    picked = in_window(keep, window, keep["sampler"].tcp)
+    return median([float(s[3]) for s in picked]), median([float(s[1]) for s in picked])
 
 
 def kernel_segs_per_skb(events: list[dict[str, Any]]) -> float | None:
@@ -346,6 +350,7 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 
             (staging / "qdisc.txt").write_text(keep.get("qdisc", ""))
             window = window_ns(kernel_scenario)
             k_flow, s_flow = kernel.flows.iloc[0], sim.flows.iloc[0]
+            k_pacing, k_cwnd = kernel_pacing(keep, window)
             k_ping = kernel.pings.iloc[0]["rtt_p50_ms"] if len(kernel.pings) else None
             s_ping = sim.pings.iloc[0]["rtt_p50_ms"] if len(sim.pings) else None
             row: dict[str, Any] = {
@@ -362,9 +367,9 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 
                 "sim_segs_per_skb": float(s_flow["skb_segs_mean"]),
                 "kernel_segs_per_skb": kernel_segs_per_skb(keep["recording"].events),
                 "sim_pacing_p50_bps": sim_median(sim, window, "pacing_rate_bps"),
-                "kernel_pacing_p50_bps": kernel_pacing(keep, window)[0],
+                "kernel_pacing_p50_bps": k_pacing,
                 "sim_cwnd_p50": sim_median(sim, window, "cwnd"),
-                "kernel_cwnd_p50": kernel_pacing(keep, window)[1],
+                "kernel_cwnd_p50": k_cwnd,
                 **lateness(kernel.summary),
             }
             row.update(goodput_ping_agreement(row))
