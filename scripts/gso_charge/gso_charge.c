@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Loader for gso_charge.bpf.c.
- * usage: gso_charge -p DPORT [-n NETNS_INODE] -o PREFIX [-t SECONDS]
+ * usage: gso_charge -p DPORT [-n NETNS_INODE] -o PREFIX [-t SECONDS] [-k KINDS]
  * Writes PREFIX.csv (one line per event) and PREFIX.stacks.txt (segmentation
  * call stacks with counts).  Touches PREFIX.ready once the probes are attached.
  * Stops on SIGINT/SIGTERM or after SECONDS (default 60).
+ * -k KINDS: a comma-separated list of the event kinds to record (queue, deq, gsofree, xmit,
+ * kmalloc, kcache; default all); the other programs are not loaded.  The slab programs record
+ * every allocation on a CPU while a GSO skb waits for its segmentation, with a call stack
+ * each, which costs the traffic they observe; a check that needs none of their events leaves
+ * them out.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -41,12 +47,32 @@ static void note_stack(int id, int kind)
 }
 
 static const char *kind_name[] = { "?", "QUEUE", "DEQ", "GSOFREE", "XMIT", "KMALLOC", "KCACHE" };
+#define NKINDS 6
+#define USAGE "usage: %s -p DPORT [-n NETNS_INODE] -o PREFIX [-t SECONDS] [-k KINDS]\n"
+
+/* The kinds named in LIST (comma-separated, any case) as bits 1 << kind; 0 for a bad name. */
+static unsigned int parse_kinds(const char *list)
+{
+	unsigned int mask = 0;
+	char buf[256], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int found = 0;
+		for (int k = 1; k <= NKINDS; k++)
+			if (!strcasecmp(tok, kind_name[k])) { mask |= 1u << k; found = 1; }
+		if (!found) {
+			fprintf(stderr, "-k %s: unknown kind %s (expected queue, deq, gsofree, xmit, kmalloc, kcache)\n", list, tok);
+			return 0;
+		}
+	}
+	return mask;
+}
 
 static int on_event(void *ctx, void *data, size_t sz)
 {
 	const struct ev *e = data;
 	(void)ctx;
-	if (sz < sizeof(*e) || e->kind < 1 || e->kind > 6)
+	if (sz < sizeof(*e) || e->kind < 1 || e->kind > NKINDS)
 		return 0;
 	/* kind,ts,cpu,skb,truesize,len,headlen,payload,nr_frags,gso_size,gso_segs,end,
 	 * headroom,seq,thlen,wmem,stackid,a,b,name */
@@ -107,20 +133,22 @@ static const struct ksym *find_ksym(unsigned long a)
 int main(int argc, char **argv)
 {
 	int port = 0, secs = 60, opt;
+	unsigned int kinds = ~0u;
 	unsigned long netns = 0;
 	const char *prefix = NULL;
 	char path[4096];
 
-	while ((opt = getopt(argc, argv, "p:n:o:t:v")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:o:t:k:v")) != -1) {
 		if (opt == 'p') port = atoi(optarg);
 		else if (opt == 'n') netns = strtoul(optarg, NULL, 10);
 		else if (opt == 'o') prefix = optarg;
 		else if (opt == 't') secs = atoi(optarg);
+		else if (opt == 'k') { if (!(kinds = parse_kinds(optarg))) return 2; }
 		else if (opt == 'v') verbose = 1;
-		else { fprintf(stderr, "usage: %s -p DPORT [-n NETNS_INODE] -o PREFIX [-t SECONDS]\n", argv[0]); return 2; }
+		else { fprintf(stderr, USAGE, argv[0]); return 2; }
 	}
 	if (!port || !prefix) {
-		fprintf(stderr, "usage: %s -p DPORT [-n NETNS_INODE] -o PREFIX [-t SECONDS]\n", argv[0]);
+		fprintf(stderr, USAGE, argv[0]);
 		return 2;
 	}
 
@@ -129,6 +157,14 @@ int main(int argc, char **argv)
 	if (!skel) { fprintf(stderr, "open failed\n"); return 1; }
 	skel->rodata->target_dport = (unsigned short)port;
 	skel->rodata->target_netns = (__u32)netns;
+	{
+		/* in the order of kind_name */
+		struct bpf_program *progs[NKINDS + 1] = { NULL, skel->progs.on_queue,
+			skel->progs.on_dequeue, skel->progs.on_consume, skel->progs.on_xmit,
+			skel->progs.on_kmalloc, skel->progs.on_kcache };
+		for (int k = 1; k <= NKINDS; k++)
+			bpf_program__set_autoload(progs[k], (kinds >> k) & 1);
+	}
 	if (gso_charge_bpf__load(skel)) { fprintf(stderr, "load failed\n"); return 1; }
 	if (gso_charge_bpf__attach(skel)) { fprintf(stderr, "attach failed\n"); return 1; }
 
@@ -157,7 +193,7 @@ int main(int argc, char **argv)
 	{
 		int ncpu = libbpf_num_possible_cpus();
 		unsigned long long *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(*vals));
-		for (unsigned int k = 1; vals && k <= 6; k++) {
+		for (unsigned int k = 1; vals && k <= NKINDS; k++) {
 			unsigned long long tot = 0;
 			if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &k, vals) == 0)
 				for (int c = 0; c < ncpu; c++)

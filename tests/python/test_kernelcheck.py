@@ -134,6 +134,18 @@ def test_cells_resume_and_a_failed_cell_leaves_nothing(tmp_path):
     assert (tmp_path / "table.csv").exists() and (tmp_path / "table.parquet").exists()
 
 
+def test_probe_kinds_are_checked_before_the_loader_runs():
+    with pytest.raises(ValueError, match=r"kinds \['QUEUE', 'SLAB'\]: expected a non-empty list of QUEUE, DEQ"):
+        with probe.recording(probe.Probe(Path("/nonexistent")), 5001, kinds=("QUEUE", "SLAB")):
+            pass
+    with pytest.raises(ValueError, match="non-empty"):
+        with probe.recording(probe.Probe(Path("/nonexistent")), 5001, kinds=()):
+            pass
+    # every check reads only kinds the loader has
+    assert set(tsq.SKB_KINDS) <= set(probe.KINDS)
+    assert set(segments.SEGMENTATION_KINDS) <= set(probe.KINDS)
+
+
 def test_probe_constants_and_events_parse(tmp_path):
     assert probe.parse_constants("sk_buff=224\nkmalloc=64 8 192\nbad\n") == {"sk_buff": 224, "kmalloc": [8, 64, 192]}
     line = "XMIT,20,1,ffff,2304,1514,1514,1448,0,0,0,1728,64,1000,32,5000,-1,0,0,"

@@ -56,6 +56,13 @@ def quantile(values: list[float], q: float) -> float | None:
     return emu.nearest_rank(values, q)
 
 
+# The probe's events a segmentation is found from (analyze.py ``segmentations``): the GSO skb
+# queued, dequeued and freed by its segmentation (with the call stack naming the segmenter),
+# and its segments at the driver. Not the slab allocations, whose recording, with a call
+# stack each, would run inside the segmentation loop and widen the gaps it measures.
+SEGMENTATION_KINDS = ("QUEUE", "DEQ", "GSOFREE", "XMIT")
+
+
 def gaps(events: list[dict[str, Any]]) -> tuple[list[float], list[int], list[float]]:
     """For every segmentation whose segments were all seen: the gaps (us) between consecutive
     segments at the driver, the segment counts and the spans (us) first to last."""
@@ -101,7 +108,7 @@ def offloads_off_recording(running: emu.Emulator, built: probe.Probe, keep: list
         check=True,
         capture_output=True,
     )
-    with probe.recording(built, emu.BASE_PORT, name) as rec:
+    with probe.recording(built, emu.BASE_PORT, name, kinds=SEGMENTATION_KINDS) as rec:
         keep.append(rec)
         yield
 

@@ -231,7 +231,10 @@ def shaped_sender(running: emu.Emulator, built: probe.Probe, keep: dict[str, Any
     emulator put htb on its TUN device (``stack.host_shaper``), and tc's view of it is kept."""
     name = running.host("client", 0)["name"]
     keep["origin_ns"] = running.origin_ns
-    with WmemSampler(name, emu.BASE_PORT) as sampler, probe.recording(built, emu.BASE_PORT, name) as rec:
+    with (
+        WmemSampler(name, emu.BASE_PORT) as sampler,
+        probe.recording(built, emu.BASE_PORT, name, kinds=SKB_KINDS) as rec,
+    ):
         keep["sampler"], keep["recording"] = sampler, rec
         yield
     keep["qdisc"] = subprocess.run(
@@ -311,6 +314,10 @@ def kernel_pacing(keep: dict[str, Any], window: tuple[int, int]) -> tuple[float 
     """Medians of the kernel socket's pacing rate (bit/s) and cwnd (segments) in the window."""
     picked = in_window(keep, window, keep["sampler"].tcp)
     return median([float(s[3]) for s in picked]), median([float(s[1]) for s in picked])
+
+
+# The probe's events this check reads (kernel_segs_per_skb): the skbs handed to the device.
+SKB_KINDS = ("QUEUE",)
 
 
 def kernel_segs_per_skb(events: list[dict[str, Any]]) -> float | None:
