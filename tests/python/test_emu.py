@@ -206,6 +206,13 @@ def test_acceptance_saturated_cubic_idle_ping_and_timing(binary):
     assert len(idle) >= 9
     assert abs(idle.median() - BASE_RTT_MS) <= 0.5, idle.describe()
     assert s["emulated"] is True
+    # Every written packet's write time is counted, per host (the server receives the data,
+    # the client the ACKs), and the writes took part of the run, not all of it.
+    writes = result.raw["emulator"]["writes"]
+    assert [w["host"] for w in writes] == [0, 1]
+    assert sum(w["packets"] for w in writes) == result.raw["emulator"]["lateness"]["packets"]
+    assert all(0 < w["p50_us"] <= w["p99_us"] <= w["max_us"] for w in writes), writes
+    assert 0 < s["write_share"] < 0.5
     # The queue report is the simulator's: the bottleneck was busy, and never held more than
     # its 1-BDP buffer (50e6 x 0.02 / 8 = 125000 bytes, 84 packets of 1500 bytes).
     bottleneck = result.queues.set_index("name").loc["bottleneck"]

@@ -19,6 +19,12 @@
 //! **Lateness.** For every packet written to its destination, actual minus scheduled delivery
 //! time, in a [`Histogram`]; the report gives p50, p99, the maximum and the fraction within
 //! [`ON_TIME`] (100 us), the figures of merit of a real-time link emulator.
+//!
+//! **Write cost.** A write to a TUN device runs the receiving kernel's input path (IP, TCP,
+//! the ACK it sends, the data an ACK releases) in the emulator's own call, so a write takes
+//! microseconds and the packets due after it wait for it. [`WriteCosts`] records how long
+//! each write took, per destination host: its total over the run's wall time is the share the
+//! kernels' processing took of the loop, the first thing to look at when the loop is late.
 
 use serde::Serialize;
 use wificc_core::metrics::Histogram;
@@ -139,6 +145,52 @@ pub struct LatenessReport {
     pub batch_within_100us: Option<f64>,
 }
 
+/// Durations of the writes to each host (index 0 the server).
+#[derive(Debug, Clone, Default)]
+pub struct WriteCosts {
+    hosts: Vec<Histogram>,
+}
+
+/// The write-cost report of one host.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WriteCostReport {
+    pub host: usize,
+    pub packets: u64,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub max_us: Option<f64>,
+    /// Sum of the write times, seconds.
+    pub total_s: f64,
+}
+
+impl WriteCosts {
+    /// A write to `host` that took `took` ns.
+    pub fn record(&mut self, host: usize, took: Nanos) {
+        if self.hosts.len() <= host {
+            self.hosts.resize_with(host + 1, Histogram::default);
+        }
+        self.hosts[host].record(took);
+    }
+
+    /// One report per host written to, in host order.
+    pub fn report(&self) -> Vec<WriteCostReport> {
+        let us = |ns: Option<f64>| ns.map(|v| v / NSEC_PER_USEC as f64);
+        self.hosts
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.count() > 0)
+            .map(|(host, h)| WriteCostReport {
+                host,
+                packets: h.count(),
+                p50_us: us(h.quantile(0.50)),
+                p99_us: us(h.quantile(0.99)),
+                max_us: us(h.max().map(|m| m as f64)),
+                total_s: h.sum() as f64 / NSEC_PER_SEC as f64,
+            })
+            .collect()
+    }
+}
+
 impl Lateness {
     /// A packet scheduled at `scheduled` was written at `actual`.
     /// Packets are recorded in the order they are written; one due at the same instant as the
@@ -173,6 +225,31 @@ impl Lateness {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_costs_are_kept_per_host_and_summed() {
+        let mut w = WriteCosts::default();
+        assert!(w.report().is_empty());
+        w.record(0, 5_000);
+        for took in [10_000, 30_000, 20_000] {
+            w.record(1, took);
+        }
+        // host 2 never written to: left out
+        w.record(3, 100);
+        let r = w.report();
+        assert_eq!(
+            r.iter().map(|c| (c.host, c.packets)).collect::<Vec<_>>(),
+            [(0, 1), (1, 3), (3, 1)]
+        );
+        assert_eq!(r[0].p50_us, Some(5.0));
+        assert_eq!(r[0].max_us, Some(5.0));
+        assert_eq!(r[1].max_us, Some(30.0));
+        // nearest rank of three: the second, 20 us (to the histogram's bucket)
+        let p50 = r[1].p50_us.unwrap();
+        assert!((p50 - 20.0).abs() < 0.2, "{p50}");
+        assert!((r[1].total_s - 60e-6).abs() < 1e-15);
+        assert_eq!(r[2].p99_us, Some(0.1));
+    }
 
     #[test]
     fn waits_sleep_until_the_spin_window_of_deliveries_then_spin() {

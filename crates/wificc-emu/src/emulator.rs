@@ -26,7 +26,7 @@ use wificc_core::scenario::{PathSpec, Scenario};
 use wificc_core::units::{secs, Nanos, NSEC_PER_USEC};
 
 use crate::acks::{AckPolicy, AckTracker};
-use crate::clock::{plan_wait, Clock, Lateness, LatenessReport, Wait};
+use crate::clock::{plan_wait, Clock, Lateness, LatenessReport, Wait, WriteCostReport, WriteCosts};
 use crate::ip::{self, NotForwarded};
 use crate::netns::{host_of, Network};
 use crate::path::{EmuPath, Sink};
@@ -179,6 +179,8 @@ pub struct Report {
     /// Times the emulator was preempted (involuntary context switches).
     pub preempted: u64,
     pub lateness: LatenessReport,
+    /// How long the writes to each host took (the receiving kernel's processing runs in them).
+    pub writes: Vec<WriteCostReport>,
     pub packets: Counters,
     /// Queue drops of each TCP connection direction that lost packets.
     pub tcp_drops: Vec<TcpDrops>,
@@ -201,6 +203,7 @@ struct Deliver<'a> {
     slots: &'a mut Slots,
     clock: Clock,
     lateness: &'a mut Lateness,
+    writes: &'a mut WriteCosts,
     counters: &'a mut Counters,
     tcp_drops: &'a mut Drops,
 }
@@ -215,6 +218,8 @@ impl Sink for Deliver<'_> {
             Ok(()) => {
                 self.counters.delivered += 1;
                 self.lateness.record(at, actual);
+                self.writes
+                    .record(host, self.clock.now().saturating_sub(actual));
             }
             Err(_) => self.counters.write_errors += 1,
         }
@@ -302,7 +307,7 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
         })
         .collect();
     let removed = network.remove();
-    let (stopped_by, lateness, packets, drops, acks, end) = result?;
+    let (stopped_by, (lateness, writes), packets, drops, acks, end) = result?;
     if let Some(file) = &opts.drop_log {
         let mut w = io::BufWriter::new(std::fs::File::create(file)?);
         drops.write_log(&mut w)?;
@@ -321,6 +326,7 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
         cpu_s,
         preempted,
         lateness: lateness.report(),
+        writes: writes.report(),
         packets,
         tcp_drops: drops
             .by_flow
@@ -345,8 +351,16 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
     Ok(report)
 }
 
-/// What the loop returns: why it stopped, lateness, counters, TCP drops, end time.
-type LoopResult = (String, Lateness, Counters, Drops, AckTracker, Nanos);
+/// What the loop returns: why it stopped, lateness and write costs, counters, TCP drops, end
+/// time.
+type LoopResult = (
+    String,
+    (Lateness, WriteCosts),
+    Counters,
+    Drops,
+    AckTracker,
+    Nanos,
+);
 
 /// The loop's state.
 struct Loop<'a> {
@@ -363,6 +377,7 @@ struct Loop<'a> {
     stdin_control: bool,
     slots: Slots,
     lateness: Lateness,
+    writes: WriteCosts,
     counters: Counters,
     tcp_drops: Drops,
     acks: AckTracker,
@@ -388,6 +403,7 @@ impl<'a> Loop<'a> {
             stdin_control: opts.stdin_control,
             slots: Slots::default(),
             lateness: Lateness::default(),
+            writes: WriteCosts::default(),
             counters: Counters::default(),
             tcp_drops: Drops {
                 log: opts.drop_log.is_some().then(Vec::new),
@@ -422,7 +438,7 @@ impl<'a> Loop<'a> {
         let end = self.clock.now();
         Ok((
             stopped_by,
-            self.lateness,
+            (self.lateness, self.writes),
             self.counters,
             self.tcp_drops,
             self.acks,
@@ -461,6 +477,7 @@ impl<'a> Loop<'a> {
             slots: &mut self.slots,
             clock: self.clock,
             lateness: &mut self.lateness,
+            writes: &mut self.writes,
             counters: &mut self.counters,
             tcp_drops: &mut self.tcp_drops,
         }

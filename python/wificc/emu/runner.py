@@ -56,6 +56,11 @@ def run_emulated(
     return Result.from_json(json.dumps(result_document(normalised, emu, flows, pings, report, wall_s, knobs)))
 
 
+def host_label(host: int) -> str:
+    """The emulator's host index as a reader knows it: 0 the server, then the clients."""
+    return "server" if host == 0 else f"client {host - 1}"
+
+
 def emulator_lines(result: Result) -> list[str]:
     """What the emulator adds to a run's output: timing quality and what is not reproduced."""
     s = result.summary
@@ -67,6 +72,13 @@ def emulator_lines(result: Result) -> list[str]:
         f"first packet of each batch due at one instant: p99 {s['lateness_batch_p99_us'] or 0:.1f} us, "
         f"{100 * (s['lateness_batch_within_100us'] or 0):.2f}% within 100 us"
     ]
+    writes = result.raw["emulator"].get("writes") or []
+    if writes and s.get("write_share") is not None:
+        per_host = "; ".join(
+            f"{host_label(w['host'])} p50 {w['p50_us'] or 0:.1f} us, p99 {w['p99_us'] or 0:.1f} us" for w in writes
+        )
+        share = 100 * s["write_share"]
+        lines.append(f"writes to the hosts (their kernels' input path) took {share:.1f}% of the run: {per_host}")
     for name, knobs in result.raw["emulator"].get("bpf_knobs", {}).items():
         lines.append(f"{name} knobs: " + ", ".join(f"{k}={v}" for k, v in knobs.items()))
     lines += [f"note: {n}" for n in result.raw["emulator"]["notes"]]

@@ -622,6 +622,14 @@ def _flow_drops(f: FlowRun, report: dict[str, Any]) -> int:
     return sum(d["drops"] for d in report["tcp_drops"] if f.port in (d["src_port"], d["dst_port"]))
 
 
+def write_share(report: dict[str, Any]) -> float | None:
+    """Share of the run's wall time the emulator spent in its writes to the hosts (each write
+    runs the receiving kernel's input path): the loop's load, beside its lateness."""
+    elapsed = report.get("elapsed_s") or 0.0
+    writes = report.get("writes") or []
+    return sum(w["total_s"] for w in writes) / elapsed if elapsed > 0 and writes else None
+
+
 def result_document(
     scenario: dict[str, Any],
     emu: Emulator,
@@ -668,6 +676,7 @@ def result_document(
         "lateness_within_100us": lateness["within_100us"],
         "lateness_batch_p99_us": lateness["batch_p99_us"],
         "lateness_batch_within_100us": lateness["batch_within_100us"],
+        "write_share": write_share(report),
         "notes": "; ".join(notes),
     }
     return {
@@ -705,6 +714,7 @@ def result_document(
                     "cpu_s",
                     "preempted",
                     "lateness",
+                    "writes",
                     "packets",
                     "tcp_acks",
                     "tun_drops",

@@ -80,6 +80,11 @@ impl Histogram {
         self.total
     }
 
+    /// Sum of the recorded values.
+    pub fn sum(&self) -> u128 {
+        self.sum
+    }
+
     pub fn mean(&self) -> Option<f64> {
         (self.total > 0).then(|| self.sum as f64 / self.total as f64)
     }
