@@ -216,10 +216,10 @@ impl Sink for Deliver<'_> {
         let actual = self.clock.now();
         match self.tuns[host].send(self.slots.bytes(&pkt)) {
             Ok(()) => {
+                let end = self.clock.now();
                 self.counters.delivered += 1;
-                self.lateness.record(at, actual);
-                self.writes
-                    .record(host, self.clock.now().saturating_sub(actual));
+                self.lateness.written(host, at, actual, end);
+                self.writes.record(host, end.saturating_sub(actual));
             }
             Err(_) => self.counters.write_errors += 1,
         }

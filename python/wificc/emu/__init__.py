@@ -62,7 +62,7 @@ from wificc.emu.process import (
     real_time,
     unavailable,
 )
-from wificc.emu.runner import emulator_lines, run_emulated
+from wificc.emu.runner import emulator_lines, on_time, run_emulated
 from wificc.emu.traffic import (
     BASE_PORT,
     ICMP_DATA_BYTES,
@@ -107,6 +107,7 @@ __all__ = [
     "echo_request",
     "emulator_binary",
     "emulator_lines",
+    "on_time",
     "entered",
     "icmp_checksum",
     "is_variant",

@@ -676,6 +676,8 @@ def result_document(
         "lateness_within_100us": lateness["within_100us"],
         "lateness_batch_p99_us": lateness["batch_p99_us"],
         "lateness_batch_within_100us": lateness["batch_within_100us"],
+        "lateness_own_p99_us": lateness.get("own_p99_us"),
+        "lateness_own_within_100us": lateness.get("own_within_100us"),
         "write_share": write_share(report),
         "notes": "; ".join(notes),
     }

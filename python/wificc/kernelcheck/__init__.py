@@ -218,10 +218,10 @@ REPEATED = (
 
 def lateness(kernel_summary: dict[str, Any]) -> dict[str, Any]:
     """The emulator's lateness figures of a kernel run, for its row."""
-    within_100us = kernel_summary.get("lateness_within_100us")
+    figures = emu.on_time(kernel_summary)
+    within_100us = figures["lateness_within_100us"]
     return {
-        "lateness_within_100us": within_100us,
-        "lateness_p99_us": kernel_summary.get("lateness_p99_us"),
+        **figures,
         "punctual": None if within_100us is None else within_100us >= LATENESS_MIN_WITHIN_100US,
     }
 
