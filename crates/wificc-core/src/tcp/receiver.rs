@@ -42,6 +42,14 @@
 //! up to that much later), and the DupThresh deferral applies to every profile (the release
 //! that took 86de5921a3d5 was not read here; 4.19 and 5.4 may compress from the first
 //! duplicate ACK).
+//!
+//! **Not modelled: the receive window and the application's reads.** Data counts as read the
+//! instant it is in order. Linux ACKs more than one full segment at once only when the window's
+//! right edge advances (`__tcp_ack_snd_check`: `__tcp_select_window(sk) >= tp->rcv_wnd`); when
+//! the offered window is the free buffer space, an unread segment shrinks it and the ACK waits
+//! for the application's read (`tcp_recvmsg` -> `tcp_cleanup_rbuf`). The kernel check
+//! `tsq-completion` measured its effect (docs/fidelity.md): behind htb at 20 Mbit/s the
+//! kernel's receiver ACKed once per 3-segment skb where this one ACKs every second segment.
 
 use std::collections::BTreeMap;
 
