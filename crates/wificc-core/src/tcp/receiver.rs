@@ -48,9 +48,9 @@
 //! right edge advances (`__tcp_ack_snd_check`: `__tcp_select_window(sk) >= tp->rcv_wnd`); when
 //! the offered window is the free buffer space, an unread segment shrinks it and the ACK waits
 //! for the application's read (`tcp_recvmsg` -> `tcp_cleanup_rbuf`). The kernel check
-//! `tsq-completion` measured what may be its effect (docs/fidelity.md; the rule is the
-//! candidate, not yet shown by experiment): behind htb at 20 Mbit/s the kernel's receiver
-//! ACKed once per 3-segment skb where this one ACKs every second segment.
+//! `tsq-completion` measured its effect (docs/fidelity.md): behind htb at 20 Mbit/s the
+//! kernel's receiver ACKed once per 3-segment skb where this one ACKs every second segment
+//! (with the window clamped below the free space, the kernel ACKed 1-2 segments at a time).
 
 use std::collections::BTreeMap;
 
