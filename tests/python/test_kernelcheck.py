@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 from wificc import _core, kernelcheck
 from wificc.cli import app
-from wificc.kernelcheck import Cell, Column, gso, probe, segments, tsq, variants
+from wificc.kernelcheck import Cell, Column, gso, probe, segments, tsq, variants, wired
 
 RUNNER = CliRunner()
 
@@ -411,7 +411,28 @@ def test_repetitions_fail_without_spread_or_without_overlap_and_kernel_checks_mu
         kernelcheck.check_repeat(0)
 
 
-def repeated_suite(tmp_path, repeat, calls, fail=()):
+def test_only_the_chosen_cells_run_and_the_table_keeps_the_others(tmp_path):
+    calls = []
+    repeated_suite(tmp_path, 2, calls)
+    assert calls == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
+    calls.clear()
+    # Extend one cell to 4 repetitions: only its two missing ones run.
+    frame = repeated_suite(tmp_path, 4, calls, only=["b*"])
+    assert calls == [("b", 3), ("b", 4)]
+    assert (tmp_path / "table.md").read_text() == "a=15.0/2\nb=25.0/4\n"
+    assert list(frame["cell"]) == ["a", "b"]
+    with pytest.raises(ValueError, match=r"--cell 'c\*': matches no cell of this suite; expected one of .*: a, b"):
+        repeated_suite(tmp_path, 4, calls, only=["a", "c*"])
+    assert calls == [("b", 3), ("b", 4)]
+    with pytest.raises(ValueError, match="--cell: not with --smoke"):
+        kernelcheck.run_suite("tsq-completion", tmp_path, smoke=True, only=["x"])
+    result = RUNNER.invoke(app, ["validate-grid", str(tmp_path), "--cell", "a"])
+    assert result.exit_code == 2 and "--cell: needs --suite NAME" in result.output
+    with pytest.raises(ValueError, match="--cell: the wired suite runs its grid"):
+        wired.run(tmp_path, smoke=False, report=print, only=["x"])
+
+
+def repeated_suite(tmp_path, repeat, calls, fail=(), only=None):
     """run_cells of two cells ``repeat`` times; repetition k of a cell returns x = 10 * k (and
     fails when (cell, k) is in ``fail``)."""
 
@@ -426,7 +447,7 @@ def repeated_suite(tmp_path, repeat, calls, fail=()):
         return "".join(f"{r['cell']}={r['x']}/{r['repetitions']}\n" for r in rows)
 
     grid = [Cell("a", {}), Cell("b", {})]
-    return kernelcheck.run_cells(tmp_path, grid, run_cell, render, lambda _: None, repeat=repeat)
+    return kernelcheck.run_cells(tmp_path, grid, run_cell, render, lambda _: None, repeat=repeat, only=only)
 
 
 def test_an_interrupted_cell_resumes_with_its_next_missing_repetition(tmp_path):

@@ -291,12 +291,19 @@ def grid_cmd(
             "medians and ranges. Default: 1 for gso-charge, segments and wired, 3 for the others."
         ),
     ] = None,
+    cell: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="With --suite: run only the cells whose id matches this shell pattern (repeat for more; "
+            "e.g. '100mbit-16ms-cubic' with --repeat 5 to extend one cell); the table keeps every stored cell."
+        ),
+    ] = None,
 ) -> None:
     """Simulator versus kernel on wired paths: every cell of rate x RTT x buffer x cc, one
     tcp_upload each in the simulator and through the emulator; writes table.csv/.parquet/.md.
     With --suite, one of the kernel checks (wificc.kernelcheck) instead."""
-    if suite is not None or smoke or repeat is not None:
-        _suite_cmd(out, suite, smoke, repeat)
+    if suite is not None or smoke or repeat is not None or cell:
+        _suite_cmd(out, suite, smoke, repeat, cell)
         return
     from wificc import validation
 
@@ -324,14 +331,15 @@ def grid_cmd(
     typer.echo(f"{agree} of {len(frame)} cells within tolerance; wrote {out}/table.md")
 
 
-def _suite_cmd(out: Path, name: str | None, smoke: bool, repeat: int | None) -> None:
+def _suite_cmd(out: Path, name: str | None, smoke: bool, repeat: int | None, cells: list[str] | None) -> None:
     from wificc import kernelcheck
 
     with user_errors():
         if name is None:
-            raise ValueError(f"{'--smoke' if smoke else '--repeat'}: needs --suite NAME")
+            flag = "--smoke" if smoke else "--repeat" if repeat is not None else "--cell"
+            raise ValueError(f"{flag}: needs --suite NAME")
         try:
-            frame = kernelcheck.run_suite(name, out, smoke=smoke, repeat=repeat, report=typer.echo)
+            frame = kernelcheck.run_suite(name, out, smoke=smoke, repeat=repeat, report=typer.echo, only=cells or None)
         except kernelcheck.Unavailable as e:
             typer.echo(str(e))
             raise typer.Exit(0) from None

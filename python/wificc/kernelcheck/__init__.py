@@ -31,6 +31,7 @@ repetitions, the worst and the median): a check on a late emulator is no check.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import os
 import platform
@@ -252,17 +253,21 @@ def run_cells(
     compared: Sequence[Compared] = (),
     checks: Sequence[str] = (),
     judge: Callable[[dict[str, Any]], str] | None = None,
+    only: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Run every unfinished cell into ``out``, one at a time, ``repeat`` times each:
+    """Run every unfinished cell into ``out``, one at a time, ``repeat`` times each (with
+    ``only``, the cells whose id matches one of its shell patterns; the tables keep every stored
+    cell):
     ``run_cell(cell, staging, seed)`` runs repetition ``seed`` (1..repeat, the simulator's seed),
     saves what it keeps into ``staging`` and returns its row. Each repetition is stored as it
     finishes; the cell's row is :func:`repetitions.aggregate` of its repetitions over
     ``compared``, its verdict ``judge(row)`` (default: :func:`verdict` of ``checks``). The
     tables are written after each cell; returns the table of ``cells``."""
     check_repeat(repeat)
+    chosen = chosen_cells(cells, only)
     out.mkdir(parents=True, exist_ok=True)
-    todo = [c for c in cells if not repetitions.finished(out / validation.CELLS_DIR / c.id, repeat)]
-    report(f"{len(cells) - len(todo)} of {len(cells)} cells finished, {len(todo)} to run ({repeat} repetitions each)")
+    todo = [c for c in chosen if not repetitions.finished(out / validation.CELLS_DIR / c.id, repeat)]
+    report(f"{len(chosen) - len(todo)} of {len(chosen)} cells finished, {len(todo)} to run ({repeat} repetitions each)")
     for n, cell in enumerate(todo, 1):
 
         def run(staging: Path, seed: int, cell: Cell = cell) -> dict[str, Any]:
@@ -281,6 +286,20 @@ def run_cells(
     rows = write_tables(out, cells, render)
     ids = {c.id for c in cells}
     return storage.table(r for r in rows if r["cell"] in ids)
+
+
+def chosen_cells(cells: Sequence[Cell], only: Sequence[str] | None) -> list[Cell]:
+    """The cells whose id matches one of the shell patterns ``only`` (every cell without it); a
+    pattern that matches none is an error naming the cells there are."""
+    if only is None:
+        return list(cells)
+    for pattern in only:
+        if not any(fnmatch.fnmatchcase(c.id, pattern) for c in cells):
+            ids = ", ".join(c.id for c in cells)
+            raise ValueError(
+                f"--cell {pattern!r}: matches no cell of this suite; expected one of (or a pattern for): {ids}"
+            )
+    return [c for c in cells if any(fnmatch.fnmatchcase(c.id, p) for p in only)]
 
 
 def write_tables(
@@ -398,12 +417,16 @@ def run_suite(
     smoke: bool = False,
     repeat: int | None = None,
     report: Report = print,
+    only: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Run suite ``name`` into :func:`suite_dir` (resuming it), ``repeat`` repetitions per cell
-    (default: the suite's; a smoke run's one cell once); returns its table."""
+    (default: the suite's; a smoke run's one cell once), only the cells matching ``only`` when
+    given (:func:`chosen_cells`); returns its table."""
     s = suite(name)
     if repeat is not None:
         check_repeat(repeat)
+    if smoke and only:
+        raise ValueError("--cell: not with --smoke (a smoke run is its one cell)")
     if smoke and repeat not in (None, 1):
         raise ValueError(f"--repeat: got {repeat} with --smoke, expected 1 (a smoke run is one cell run once)")
     if s.needs_root:
@@ -411,4 +434,4 @@ def run_suite(
         if reason is not None:
             raise OSError(f"suite {name}: {reason}")
     count = 1 if smoke else (s.repeat if repeat is None else repeat)
-    return s.run(suite_dir(out, name, smoke), smoke=smoke, report=report, repeat=count)
+    return s.run(suite_dir(out, name, smoke), smoke=smoke, report=report, repeat=count, only=only)

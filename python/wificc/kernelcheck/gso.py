@@ -25,7 +25,7 @@ import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -180,8 +180,10 @@ def cells(smoke: bool) -> list[Cell]:
     return [Cell(v, {"variant": v, "seconds": seconds}) for v in variants]
 
 
-def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
-    return run_cells(out, cells(smoke), run_variant, markdown, report, repeat=repeat, checks=("charge",))
+def run(
+    out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1, only: Sequence[str] | None = None
+) -> pd.DataFrame:
+    return run_cells(out, cells(smoke), run_variant, markdown, report, repeat=repeat, checks=("charge",), only=only)
 
 
 COLUMNS = (

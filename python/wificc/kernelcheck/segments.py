@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import collections
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -135,7 +135,9 @@ def cells(smoke: bool) -> list[Cell]:
     return [Cell(f"{r}-{c}", {"rate": r, "cc": c, "length": LENGTH}) for r in RATES for c in CCS]
 
 
-def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
+def run(
+    out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1, only: Sequence[str] | None = None
+) -> pd.DataFrame:
     with probe.built() as built:
 
         def run_cell(cell: Cell, staging: Path, seed: int) -> dict[str, Any]:
@@ -154,7 +156,7 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 
             row["verdict"] = verdict(row, ("wake",))
             return row
 
-        return run_cells(out, cells(smoke), run_cell, markdown, report, repeat=repeat, checks=("wake",))
+        return run_cells(out, cells(smoke), run_cell, markdown, report, repeat=repeat, checks=("wake",), only=only)
 
 
 COLUMNS = (

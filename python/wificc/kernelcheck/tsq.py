@@ -45,7 +45,7 @@ import struct
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -343,7 +343,9 @@ def sim_below_tcp(sim: Any, window: tuple[int, int]) -> float | None:
     return sim_median(sim, window, "tsq_bytes")
 
 
-def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
+def run(
+    out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1, only: Sequence[str] | None = None
+) -> pd.DataFrame:
     with probe.built() as built:
 
         def run_cell(cell: Cell, staging: Path, seed: int) -> dict[str, Any]:
@@ -385,7 +387,9 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 
             row["verdict"] = verdict(row, ("goodput", "ping", "below_tcp"))
             return row
 
-        return run_cells(out, cells(smoke), run_cell, markdown, report, repeat=repeat, compared=COMPARED, checks=CHECKS)
+        return run_cells(
+            out, cells(smoke), run_cell, markdown, report, repeat=repeat, compared=COMPARED, checks=CHECKS, only=only
+        )
 
 
 def cells(smoke: bool) -> list[Cell]:

@@ -154,7 +154,9 @@ def trace_cells(smoke: bool) -> list[Cell]:
     ]
 
 
-def run_trace(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
+def run_trace(
+    out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1, only: Sequence[str] | None = None
+) -> pd.DataFrame:
     grid = trace_cells(smoke)
     for c in grid:
         trace_scenario(c.params)  # every trace present before anything runs
@@ -174,7 +176,7 @@ def run_trace(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: 
         row["verdict"] = verdict(row, ("goodput", "ping"))
         return row
 
-    return run_cells(out, grid, run_cell, trace_markdown, report, repeat=repeat, **TRACE_JUDGED)
+    return run_cells(out, grid, run_cell, trace_markdown, report, repeat=repeat, only=only, **TRACE_JUDGED)
 
 
 def shares(goodputs: Sequence[float]) -> list[float | None]:
@@ -197,7 +199,9 @@ def fairness_cells(smoke: bool) -> list[Cell]:
     ]
 
 
-def run_fairness(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
+def run_fairness(
+    out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1, only: Sequence[str] | None = None
+) -> pd.DataFrame:
     def run_cell(cell: Cell, staging: Path, seed: int) -> dict[str, Any]:
         scenario = fairness_scenario(cell.params, seed)
         sim, kernel = _runs(scenario, staging)
@@ -224,7 +228,9 @@ def run_fairness(out: Path, *, smoke: bool, report: Callable[[str], None], repea
         row["verdict"] = verdict(row, ("goodput", "short", "long"))
         return row
 
-    return run_cells(out, fairness_cells(smoke), run_cell, fairness_markdown, report, repeat=repeat, **FAIRNESS_JUDGED)
+    return run_cells(
+        out, fairness_cells(smoke), run_cell, fairness_markdown, report, repeat=repeat, only=only, **FAIRNESS_JUDGED
+    )
 
 
 # How a cell's repetitions are compared and judged (run_cells' compared and checks).

@@ -19,7 +19,7 @@ punctual one kept; the lateness is in every row.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,7 +152,9 @@ def run_cell(
     return sim, best, made
 
 
-def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
+def run(
+    out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1, only: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Run the suite's cells, ``repeat`` repetitions each (every repetition's two runs stored
     under ``out/cells/<cell>/rep-<k>``; what is stored is not run again, see
     :mod:`wificc.kernelcheck.repetitions`) and return one row per cell."""
@@ -170,7 +172,9 @@ def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 
         kernel.save(staging / "kernel")
         return row(cell, sim, kernel, made)
 
-    return kernelcheck.run_cells(out, chosen, run_one, render, report, repeat=repeat, compared=COMPARED, judge=verdict)
+    return kernelcheck.run_cells(
+        out, chosen, run_one, render, report, repeat=repeat, compared=COMPARED, judge=verdict, only=only
+    )
 
 
 COMPARED = (

@@ -4,7 +4,7 @@ around it. Its cells are not repeated (``--repeat`` 1 only)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +16,16 @@ SMOKE_LENGTH = "3s"
 SMOKE_DELAY = "1s"
 
 
-def run(out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1) -> pd.DataFrame:
+def run(
+    out: Path, *, smoke: bool, report: Callable[[str], None], repeat: int = 1, only: Sequence[str] | None = None
+) -> pd.DataFrame:
     """The grid into ``out``; the smoke run is its 10 Mbit/s, 20 ms, 1 BDP cubic cell. The grid
     runs each cell once (its cells are :mod:`wificc.validation`'s, which ``wificc validate-grid``
     without ``--suite`` shares): ``repeat`` must be 1."""
+    if only:
+        raise ValueError(
+            "--cell: the wired suite runs its grid (choose it with --rate, --rtt, --buffer and --cc without --suite)"
+        )
     if repeat != 1:
         raise ValueError(
             f"--repeat: got {repeat} for the wired suite, expected 1 (its grid, wificc.validation, runs each "
