@@ -115,6 +115,7 @@ pub struct Lateness {
     last_scheduled: Option<Nanos>,
     /// The end of the last write to each host.
     free_at: Vec<Nanos>,
+    writes: WriteCosts,
 }
 
 /// A lateness histogram and its count within [`ON_TIME`].
@@ -227,6 +228,12 @@ impl Lateness {
         let from = scheduled.max(self.free_at[host]);
         self.own.record(start.saturating_sub(from));
         self.free_at[host] = end;
+        self.writes.record(host, end.saturating_sub(start));
+    }
+
+    /// How long the writes to each host took.
+    pub fn writes(&self) -> Vec<WriteCostReport> {
+        self.writes.report()
     }
 
     pub fn report(&self) -> LatenessReport {
@@ -349,6 +356,13 @@ mod tests {
         // own: 10, 0, 0, 50, 130 -> four of five, p99 the largest
         assert_eq!(r.own_within_100us, Some(0.8));
         assert!((r.own_p99_us.unwrap() - 130.0).abs() < 0.6, "{r:?}");
+        // every write's duration, per host: three of 30 us and one of 10 us to host 1
+        let w = l.writes();
+        assert_eq!(
+            w.iter().map(|c| (c.host, c.packets)).collect::<Vec<_>>(),
+            [(0, 1), (1, 4)]
+        );
+        assert!((w[1].total_s - 100e-6).abs() < 1e-15);
         let mut calm = Lateness::default();
         calm.written(1, 0, 10_000, 40_000);
         calm.written(1, 0, 40_000, 70_000);

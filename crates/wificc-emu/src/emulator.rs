@@ -26,7 +26,7 @@ use wificc_core::scenario::{PathSpec, Scenario};
 use wificc_core::units::{secs, Nanos, NSEC_PER_USEC};
 
 use crate::acks::{AckPolicy, AckTracker};
-use crate::clock::{plan_wait, Clock, Lateness, LatenessReport, Wait, WriteCostReport, WriteCosts};
+use crate::clock::{plan_wait, Clock, Lateness, LatenessReport, Wait, WriteCostReport};
 use crate::ip::{self, NotForwarded};
 use crate::netns::{host_of, Network};
 use crate::path::{EmuPath, Sink};
@@ -203,7 +203,6 @@ struct Deliver<'a> {
     slots: &'a mut Slots,
     clock: Clock,
     lateness: &'a mut Lateness,
-    writes: &'a mut WriteCosts,
     counters: &'a mut Counters,
     tcp_drops: &'a mut Drops,
 }
@@ -219,7 +218,6 @@ impl Sink for Deliver<'_> {
                 let end = self.clock.now();
                 self.counters.delivered += 1;
                 self.lateness.written(host, at, actual, end);
-                self.writes.record(host, end.saturating_sub(actual));
             }
             Err(_) => self.counters.write_errors += 1,
         }
@@ -307,7 +305,7 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
         })
         .collect();
     let removed = network.remove();
-    let (stopped_by, (lateness, writes), packets, drops, acks, end) = result?;
+    let (stopped_by, lateness, packets, drops, acks, end) = result?;
     if let Some(file) = &opts.drop_log {
         let mut w = io::BufWriter::new(std::fs::File::create(file)?);
         drops.write_log(&mut w)?;
@@ -326,7 +324,7 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
         cpu_s,
         preempted,
         lateness: lateness.report(),
-        writes: writes.report(),
+        writes: lateness.writes(),
         packets,
         tcp_drops: drops
             .by_flow
@@ -351,16 +349,9 @@ pub fn run(scenario: &Scenario, opts: &Options, out: &mut impl Write) -> io::Res
     Ok(report)
 }
 
-/// What the loop returns: why it stopped, lateness and write costs, counters, TCP drops, end
-/// time.
-type LoopResult = (
-    String,
-    (Lateness, WriteCosts),
-    Counters,
-    Drops,
-    AckTracker,
-    Nanos,
-);
+/// What the loop returns: why it stopped, lateness (with the write costs), counters, TCP
+/// drops, end time.
+type LoopResult = (String, Lateness, Counters, Drops, AckTracker, Nanos);
 
 /// The loop's state.
 struct Loop<'a> {
@@ -377,7 +368,6 @@ struct Loop<'a> {
     stdin_control: bool,
     slots: Slots,
     lateness: Lateness,
-    writes: WriteCosts,
     counters: Counters,
     tcp_drops: Drops,
     acks: AckTracker,
@@ -403,7 +393,6 @@ impl<'a> Loop<'a> {
             stdin_control: opts.stdin_control,
             slots: Slots::default(),
             lateness: Lateness::default(),
-            writes: WriteCosts::default(),
             counters: Counters::default(),
             tcp_drops: Drops {
                 log: opts.drop_log.is_some().then(Vec::new),
@@ -438,7 +427,7 @@ impl<'a> Loop<'a> {
         let end = self.clock.now();
         Ok((
             stopped_by,
-            (self.lateness, self.writes),
+            self.lateness,
             self.counters,
             self.tcp_drops,
             self.acks,
@@ -477,7 +466,6 @@ impl<'a> Loop<'a> {
             slots: &mut self.slots,
             clock: self.clock,
             lateness: &mut self.lateness,
-            writes: &mut self.writes,
             counters: &mut self.counters,
             tcp_drops: &mut self.tcp_drops,
         }
