@@ -130,16 +130,20 @@ def _within(difference: float | None, tolerance: float) -> bool:
     return difference is not None and abs(difference) <= tolerance
 
 
-def punctual(kernel: Result) -> bool:
-    """Whether the emulator delivered enough of the run's packets on time."""
-    within = emu.on_time(kernel.summary)["lateness_within_100us"]
-    return within is not None and within >= LATENESS_MIN_WITHIN_100US
+def is_punctual(within_100us: float | None) -> bool | None:
+    """Whether a share of packets delivered within 100 us is enough (None when unknown)."""
+    return None if within_100us is None else within_100us >= LATENESS_MIN_WITHIN_100US
 
 
 def on_time_share(kernel: Result) -> float:
     """The share of a kernel run's packets the emulator delivered on time (0 when unknown), by
     which the most punctual of a cell's attempts is kept."""
     return emu.on_time(kernel.summary)["lateness_within_100us"] or 0.0
+
+
+def punctual(kernel: Result) -> bool:
+    """Whether the emulator delivered enough of the run's packets on time."""
+    return is_punctual(on_time_share(kernel)) is True
 
 
 def cell_row(cell: Cell, sim: Result, kernel: Result, attempts: int) -> dict[str, Any]:

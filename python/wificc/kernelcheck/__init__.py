@@ -220,11 +220,7 @@ REPEATED = (
 def lateness(kernel_summary: dict[str, Any]) -> dict[str, Any]:
     """The emulator's lateness figures of a kernel run, for its row."""
     figures = emu.on_time(kernel_summary)
-    within_100us = figures["lateness_within_100us"]
-    return {
-        **figures,
-        "punctual": None if within_100us is None else within_100us >= LATENESS_MIN_WITHIN_100US,
-    }
+    return {**figures, "punctual": validation.is_punctual(figures["lateness_within_100us"])}
 
 
 @dataclass(frozen=True)

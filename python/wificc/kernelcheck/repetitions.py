@@ -123,7 +123,7 @@ def aggregate(rows: Sequence[dict[str, Any]], compared: Sequence[Compared]) -> d
         out[c.diff], out[f"{c.check}_ok"], out[f"{c.check}_spread"] = agreement(sim, kernel, c.tolerance)
     if "lateness_within_100us" in out:
         worst = out["lateness_within_100us"]
-        out["punctual"] = None if worst is None else worst >= validation.LATENESS_MIN_WITHIN_100US
+        out["punctual"] = validation.is_punctual(worst)
     out["repetitions"] = len(rows)
     return out
 
