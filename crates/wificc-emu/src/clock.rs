@@ -113,8 +113,6 @@ pub struct Lateness {
     batches: OnTime,
     own: OnTime,
     last_scheduled: Option<Nanos>,
-    /// The end of the last write to each host.
-    free_at: Vec<Nanos>,
     writes: WriteCosts,
 }
 
@@ -160,10 +158,17 @@ pub struct LatenessReport {
     pub batch_within_100us: Option<f64>,
 }
 
-/// Durations of the writes to each host (index 0 the server).
+/// The writes to each host (index 0 the server): when the last one ended, and how long each
+/// took.
 #[derive(Debug, Clone, Default)]
 pub struct WriteCosts {
-    hosts: Vec<Histogram>,
+    hosts: Vec<HostWrites>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct HostWrites {
+    free_at: Nanos,
+    took: Histogram,
 }
 
 /// The write-cost report of one host.
@@ -179,12 +184,15 @@ pub struct WriteCostReport {
 }
 
 impl WriteCosts {
-    /// A write to `host` that took `took` ns.
-    pub fn record(&mut self, host: usize, took: Nanos) {
+    /// A write to `host` from `start` to `end`; returns when the write before it to that host
+    /// ended (0 for the first).
+    pub fn record(&mut self, host: usize, start: Nanos, end: Nanos) -> Nanos {
         if self.hosts.len() <= host {
-            self.hosts.resize_with(host + 1, Histogram::default);
+            self.hosts.resize_with(host + 1, HostWrites::default);
         }
-        self.hosts[host].record(took);
+        let h = &mut self.hosts[host];
+        h.took.record(end.saturating_sub(start));
+        std::mem::replace(&mut h.free_at, end)
     }
 
     /// One report per host written to, in host order.
@@ -193,6 +201,7 @@ impl WriteCosts {
         self.hosts
             .iter()
             .enumerate()
+            .map(|(host, h)| (host, &h.took))
             .filter(|(_, h)| h.count() > 0)
             .map(|(host, h)| WriteCostReport {
                 host,
@@ -222,13 +231,9 @@ impl Lateness {
     /// A packet due at `scheduled` was written to `host` from `start` to `end`.
     pub fn written(&mut self, host: usize, scheduled: Nanos, start: Nanos, end: Nanos) {
         self.record(scheduled, start);
-        if self.free_at.len() <= host {
-            self.free_at.resize(host + 1, 0);
-        }
-        let from = scheduled.max(self.free_at[host]);
-        self.own.record(start.saturating_sub(from));
-        self.free_at[host] = end;
-        self.writes.record(host, end.saturating_sub(start));
+        let free_at = self.writes.record(host, start, end);
+        self.own
+            .record(start.saturating_sub(scheduled.max(free_at)));
     }
 
     /// How long the writes to each host took.
@@ -264,12 +269,15 @@ mod tests {
     fn write_costs_are_kept_per_host_and_summed() {
         let mut w = WriteCosts::default();
         assert!(w.report().is_empty());
-        w.record(0, 5_000);
-        for took in [10_000, 30_000, 20_000] {
-            w.record(1, took);
+        assert_eq!(w.record(0, 0, 5_000), 0);
+        // three writes of 10, 30 and 20 us, each returning the end of the one before
+        let mut ended = Vec::new();
+        for (start, took) in [(100_000, 10_000), (200_000, 30_000), (300_000, 20_000)] {
+            ended.push(w.record(1, start, start + took));
         }
+        assert_eq!(ended, [0, 110_000, 230_000]);
         // host 2 never written to: left out
-        w.record(3, 100);
+        w.record(3, 0, 100);
         let r = w.report();
         assert_eq!(
             r.iter().map(|c| (c.host, c.packets)).collect::<Vec<_>>(),
