@@ -279,6 +279,9 @@ def test_tsq_cells_limits_and_scenarios():
     assert kernel["path"]["l2_overhead"] == sim["path"]["l2_overhead"] == 0
     # TUN orphans the skbs htb hands it: the simulator's NIC releases TSQ as a packet starts.
     assert sim["stack"]["tx_orphan"] and not kernel["stack"]["tx_orphan"]
+    # The simulator's receiver reads when the check's reading thread does (35 us, measured);
+    # the kernel's reads are its own.
+    assert sim["stack"]["read_delay"] == "35000ns" and kernel["stack"]["read_delay"] is None
 
 
 def test_fairness_shares_and_trace_files(tmp_path, monkeypatch):

@@ -342,6 +342,7 @@ pub fn build(s: &Scenario) -> Result<World, ScenarioError> {
         );
         let mut receiver = TcpReceiver::new(id, ack_route, dscp, ecn);
         receiver.delayed_ack_enabled = s.stack.delayed_ack;
+        receiver.read_delay = s.stack.read_delay.map(|d| d.0);
         receiver.set_sack_compression(
             world.net.propagation(data_route) + world.net.propagation(ack_route),
         );

@@ -317,7 +317,7 @@ impl World {
                     pkts: &mut net.pkts,
                     work: &mut net.work,
                 };
-                if let Some(t) = flow.receiver.on_delack_timer(now, &mut acks) {
+                for t in flow.receiver.on_delack_timer(now, &mut acks).times() {
                     queue.schedule(t, Event::DelAck(f));
                 }
             }
@@ -477,7 +477,7 @@ impl Endpoints {
             };
             flow.receiver.on_data(&data, now, &mut acks)
         };
-        if let Some(t) = delack {
+        for t in delack.times() {
             queue.schedule(t, Event::DelAck(f));
         }
     }

@@ -278,10 +278,14 @@ fn invalid_scenarios_name_the_field_the_value_and_what_is_expected() {
             "stack.host_shaper.overhead: got 70000, expected 0 to 65535 bytes",
         ),
         toml(
+            with_stack("read_delay = \"2s\""),
+            "stack.read_delay: got \"2s\", expected 0s to 1s, or null (data read on arrival)",
+        ),
+        toml(
             with_stack("tsq2 = \"1ms\""),
             "stack.tsq2: unknown field `tsq2`, expected one of `kernel`, `tsq`, `tp`, `offloads`, \
              `fq_pacing`, `host_qdisc`, `host_shaper`, `tx_orphan`, `edt_pacing`, `limit_output_bytes`, `init_cwnd`, `min_tso_segs`, \
-             `tso_rtt_log`, `mtu`, `mss`, `ecn`, `rto_min`, `delayed_ack`, `skb_overhead`",
+             `tso_rtt_log`, `mtu`, `mss`, `ecn`, `rto_min`, `delayed_ack`, `read_delay`, `skb_overhead`",
         ),
         // The path.
         toml(
@@ -838,6 +842,11 @@ const FIELDS: &[(&str, Kind, &[&str])] = {
         ("stack.ecn", Flag, FLAGS),
         ("stack.rto_min", Time, &[r#""1ns""#, r#""1000000s""#]),
         ("stack.delayed_ack", Flag, FLAGS),
+        (
+            "stack.read_delay",
+            Time,
+            &[r#""0s""#, r#""35us""#, r#""1s""#, "null"],
+        ),
         ("stack.skb_overhead", Count, &["0", "4294967295"]),
         (
             "flows.0",

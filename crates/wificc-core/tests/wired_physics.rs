@@ -279,6 +279,35 @@ fn cubic_window_follows_the_cubic_function_between_losses() {
     );
 }
 
+/// The application's reads (`stack.read_delay`): behind the 20 Mbit/s shaper each skb's
+/// segments arrive together, 1.8 ms apart. Read on arrival, every second segment is ACKed and
+/// an skb's odd third one waits for the next skb; read 35 us after arrival, the window does not
+/// advance while they are unread, so the read ACKs each skb whole: one ACK per skb (about
+/// 3 segments, `skb_segs_mean`), and the smoothed RTT is shorter by the held segments' wait.
+#[test]
+fn reads_ack_each_burst_once() {
+    let mut out = Vec::new();
+    for delay in [json!(null), json!("35us")] {
+        let r = run(json!({
+            "duration": "10s", "warmup": "2s",
+            "path": {"kind": "wired", "rate": "1gbit", "rtt": "20ms", "buffer": "1bdp"},
+            "stack": {"host_shaper": {"rate": "20mbit"}, "tx_orphan": true,
+                      "limit_output_bytes": "10kb", "read_delay": delay},
+            "flows": [{"cc": "cubic"}],
+        }));
+        let f = &r.flows[0];
+        out.push((
+            f.segs_sent as f64 / f.acks_sent as f64,
+            f.skb_segs_mean,
+            f.goodput_bps,
+        ));
+    }
+    let (on_arrival, read) = (out[0], out[1]);
+    assert!((1.9..=2.1).contains(&on_arrival.0), "{on_arrival:?}");
+    assert!((read.0 - read.1).abs() < 0.2 && read.0 > 2.5, "{read:?}");
+    assert!((read.2 / on_arrival.2 - 1.0).abs() < 0.01, "{out:?}");
+}
+
 /// A host shaper (htb at 20 Mbit/s in front of a 10 Gbit/s NIC) is the path's bottleneck: it
 /// charges each packet its IP length, so goodput approaches 20 Mbit/s x 1448 / 1500 (the NIC's
 /// Ethernet framing is paid at 10 Gbit/s); the backlog waits in the host's qdisc: the 1 Gbit/s

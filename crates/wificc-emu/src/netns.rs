@@ -34,6 +34,7 @@ use std::os::fd::AsRawFd;
 use std::process::Command;
 
 use wificc_core::net::packet::TCP_IP_HEADER;
+use wificc_core::parse::show_secs;
 use wificc_core::scenario::StackSpec;
 use wificc_core::tcp::config::TsqMode;
 use wificc_core::units::NSEC_PER_MSEC;
@@ -186,6 +187,13 @@ pub fn stack_notes(stack: &StackSpec) -> Vec<String> {
                  the kernel's shift 10 sizes TSO bursts"
             ));
         }
+    }
+    if let Some(d) = stack.read_delay {
+        notes.push(format!(
+            "stack.read_delay = {}: not applied: the kernel's receiver reads when the \
+             emulator's reading thread wakes",
+            show_secs(d.0)
+        ));
     }
     if !stack.offloads {
         notes.push(

@@ -93,6 +93,11 @@ SAMPLE_S = 0.01
 # bytes per psched tick, which is 0 here: `tc -d class show` prints "burst 1600b/1").
 SHAPER_BURST = "1600b"
 SETTLE_S = 1.0
+# The check's receiving application (the emulator's Python reading thread) reads 34.8 us
+# (median) after a burst's last segment arrives: measured with tcpdump on the receiver's TUN
+# device in the 20 Mbit/s cubic cell at 4 ms, each ACK after its skb's last segment
+# (docs/fidelity.md). The simulator's receiver is given the same wake-up (stack.read_delay).
+READ_DELAY = "35us"
 # SKB_DATA_ALIGN(sizeof(struct sk_buff)) on x86-64 (224 -> 256).
 SKB_STRUCT = 256
 SMALL_HEAD = Path("/sys/kernel/slab/skbuff_small_head/object_size")
@@ -284,7 +289,8 @@ def scenarios_of(params: dict[str, Any], seed: int = 1) -> tuple[dict[str, Any],
     kernel = api.validate(built)
     # TUN orphans each skb as htb hands it over (tun_net_xmit), so the simulator's NIC releases
     # TSQ when the skb's first packet starts its transmission (stack.tx_orphan).
-    sim = api.validate({**built, "stack": {**built["stack"], "tx_orphan": True}})
+    # The receiving application reads READ_DELAY after data arrives, as the check's does.
+    sim = api.validate({**built, "stack": {**built["stack"], "tx_orphan": True, "read_delay": READ_DELAY}})
     return kernel, sim
 
 

@@ -43,19 +43,30 @@
 //! that took 86de5921a3d5 was not read here; 4.19 and 5.4 may compress from the first
 //! duplicate ACK).
 //!
-//! **Not modelled: the receive window and the application's reads.** Data counts as read the
-//! instant it is in order. Linux ACKs more than one full segment at once only when the window's
-//! right edge advances (`__tcp_ack_snd_check`: `__tcp_select_window(sk) >= tp->rcv_wnd`); when
-//! the offered window is the free buffer space, an unread segment shrinks it and the ACK waits
-//! for the application's read (`tcp_recvmsg` -> `tcp_cleanup_rbuf`). The kernel check
-//! `tsq-completion` measured its effect (docs/fidelity.md): behind htb at 20 Mbit/s the
-//! kernel's receiver ACKed once per 3-segment skb where this one ACKs every second segment
-//! (with the window clamped below the free space, the kernel ACKed 1-2 segments at a time).
-//! Nor is PSH: `tcp_measure_rcv_mss` sets `ICSK_ACK_PUSHED` for a full-sized segment with PSH
-//! (the sender's `tcp_push` marks the tail of each application write), and `tcp_cleanup_rbuf`
-//! ACKs as soon as the application's read empties the queue; in that check every skb's last
-//! segment carried PSH and was ACKed 35 us (p50) after it arrived, where this receiver holds an
-//! odd last segment for the next one.
+//! **The application's reads and the window's right edge** (`stack.read_delay`). Linux ACKs
+//! more than one full segment in the input path only when the window's right edge advances
+//! (`__tcp_ack_snd_check`: `__tcp_select_window(sk) >= tp->rcv_wnd`). An autotuned receiver's
+//! window is its free buffer space (`tcp_rcv_space_adjust` keeps `window_clamp` at the empty
+//! queue's space, `tcp_grow_window` raises `rcv_ssthresh` to it), so a segment that arrives
+//! while data is unread offers a smaller window than the last ACK did and is not ACKed there;
+//! the reader's `tcp_recvmsg` -> `tcp_cleanup_rbuf` ACKs when more than one full segment is
+//! unacknowledged. With a read delay `d` the receiver models that: in-order data wakes the
+//! reader (`sk_data_ready`), which reads everything in order `d` later; the window stands below
+//! the full one by the data unread when the last ACK went out (less where `tcp_select_window`
+//! kept the right edge from moving back), and the input path ACKs two segments only when no
+//! more is unread now. Quick-ACK mode, holes and duplicates still ACK at once. Without a read
+//! delay (the default) data counts as read the instant it is in order, and every second segment
+//! is ACKed in the input path. The kernel check `tsq-completion` measured the mechanism
+//! (docs/fidelity.md): behind htb at 20 Mbit/s the kernel's receiver ACKed once per 3-segment
+//! skb, 34.8 us (median) after its last segment, where reading on arrival ACKs every second
+//! segment and holds each skb's odd third one for the next skb (1.8 ms), raising the srtt.
+//! Not modelled: PSH (`tcp_measure_rcv_mss` sets `ICSK_ACK_PUSHED` for a full-sized PSH
+//! segment, and a read that empties the queue then ACKs even one segment; here a lone segment
+//! waits for the delayed-ACK timer); the ACK of a read that doubles a small window; the phase
+//! while `rcv_ssthresh` still grows (the window then advances on every segment); window-scale
+//! rounding; a busy reader's own cadence (it reads again at once when data came in during its
+//! read); and the frames of one received batch reaching TCP one after another (a driver's RX
+//! loop), without which a reader ACKs a whole A-MPDU once (docs/fidelity.md, wifi-download).
 
 use std::collections::BTreeMap;
 
@@ -141,6 +152,45 @@ pub struct TcpReceiver {
     /// In-order payload bytes delivered to the application.
     pub delivered_bytes: u64,
     pub acks_sent: u64,
+    /// The application's reads (see the module documentation): `None`, data counts as read
+    /// the instant it is in order; `Some(d)`, the reader wakes `d` after data becomes
+    /// readable and reads all of it.
+    pub read_delay: Option<Nanos>,
+    /// The pending read.
+    read: Timer,
+    /// Segments up to which the application has read (`copied_seq`).
+    copied: u64,
+    /// How far the advertised window stands below the full (empty-queue) window, in segments:
+    /// the unread data when the last ACK was sent, or less where the window could not shrink.
+    window_deficit: u64,
+}
+
+/// The times at which a receiver's timer events (delayed ACK, SACK compression, read) must
+/// be scheduled; each is one event the caller schedules.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wakeups([Option<Nanos>; 3]);
+
+impl Wakeups {
+    fn with(mut self, t: Option<Nanos>) -> Self {
+        if let Some(t) = t {
+            if let Some(slot) = self.0.iter_mut().find(|s| s.is_none() || **s == Some(t)) {
+                *slot = Some(t);
+            }
+        }
+        self
+    }
+
+    /// Each time at which one event is due, earliest first.
+    pub fn times(self) -> impl Iterator<Item = Nanos> {
+        let mut t = self.0;
+        t.sort_by_key(|x| x.unwrap_or(Nanos::MAX));
+        t.into_iter().flatten()
+    }
+
+    /// The earliest time, if any.
+    pub fn first(self) -> Option<Nanos> {
+        self.times().next()
+    }
 }
 
 impl TcpReceiver {
@@ -171,6 +221,10 @@ impl TcpReceiver {
             gro: false,
             delivered_bytes: 0,
             acks_sent: 0,
+            read_delay: None,
+            read: Timer::default(),
+            copied: 0,
+            window_deficit: 0,
         }
     }
 
@@ -182,20 +236,17 @@ impl TcpReceiver {
         self.comp_delay = COMP_SACK_DELAY.min(rtt_us8 * (1000 >> 3) / 20).max(1);
     }
 
-    /// A data segment arrived. ACKs to send go to `acks`; a timer to schedule (delayed ACK or
-    /// SACK compression, both handled by [`TcpReceiver::on_delack_timer`]) is returned.
-    pub fn on_data(
-        &mut self,
-        pkt: &Packet,
-        now: Nanos,
-        acks: &mut impl PacketSink,
-    ) -> Option<Nanos> {
+    /// A data segment arrived. ACKs to send go to `acks`; the timer events to schedule
+    /// (delayed ACK, SACK compression, the application's read: all handled by
+    /// [`TcpReceiver::on_delack_timer`]) are returned.
+    pub fn on_data(&mut self, pkt: &Packet, now: Nanos, acks: &mut impl PacketSink) -> Wakeups {
         let mut immediate = self.receive(pkt, now, acks);
         if self.quickacks > 0 {
             self.quickacks -= 1;
             immediate = true;
         }
-        self.ack_check(immediate, now, acks)
+        let due = self.ack_check(immediate, now, acks);
+        Wakeups::default().with(due).with(self.readable(now))
     }
 
     /// A GRO skb arrived: `segs`, in sequence, merged by [`gro_merges`] (one segment: as
@@ -206,7 +257,7 @@ impl TcpReceiver {
         segs: &[Packet],
         now: Nanos,
         acks: &mut impl PacketSink,
-    ) -> Option<Nanos> {
+    ) -> Wakeups {
         let mut immediate = false;
         for pkt in segs {
             immediate |= self.receive(pkt, now, acks);
@@ -215,7 +266,44 @@ impl TcpReceiver {
             self.quickacks -= 1;
             immediate = true;
         }
-        self.ack_check(immediate, now, acks)
+        let due = self.ack_check(immediate, now, acks);
+        Wakeups::default().with(due).with(self.readable(now))
+    }
+
+    /// `tcp_data_ready` -> `sk_data_ready`: in-order data waits to be read, so the reader is
+    /// woken (its read is due `read_delay` later unless one is pending already). Without a
+    /// read delay the data was read as it arrived.
+    fn readable(&mut self, now: Nanos) -> Option<Nanos> {
+        let d = self.read_delay?;
+        if self.rcv_nxt > self.copied && !self.read.is_armed() {
+            return self.read.arm(now + d);
+        }
+        None
+    }
+
+    /// The application reads all in-order data (`tcp_recvmsg`), then `tcp_cleanup_rbuf`
+    /// ACKs when the input path left more than one full segment unacknowledged (it held the
+    /// ACK because the window did not advance; see [`TcpReceiver::window_advances`]). The
+    /// read that empties the queue after a PSH segment (`ICSK_ACK_PUSHED`) and the ACK of a
+    /// read that doubles a small window are not modelled: a lone segment waits for the
+    /// delayed-ACK timer.
+    fn on_read(&mut self, now: Nanos, acks: &mut impl PacketSink) {
+        self.copied = self.rcv_nxt;
+        if self.unacked > 0 && self.rcv_nxt >= self.rcv_wup + 2 {
+            self.send_ack(now, false, acks);
+        }
+    }
+
+    /// `__tcp_ack_snd_check`'s "right edge of window advances": `__tcp_select_window(sk) >=
+    /// tp->rcv_wnd`. An autotuned receiver's window is its free buffer space (DRS keeps
+    /// `window_clamp` at the empty queue's space and `rcv_ssthresh` grows up to it), so the
+    /// window offered now is the full window less the unread data, and it reaches the one
+    /// last advertised only when no more is unread than then. Window-scale rounding (2^wscale
+    /// bytes) and the phase while `rcv_ssthresh` still grows (when the window is
+    /// `rcv_ssthresh` and advances on every segment) are not modelled. Always true when data
+    /// counts as read on arrival.
+    fn window_advances(&self) -> bool {
+        self.rcv_nxt - self.copied <= self.window_deficit
     }
 
     /// Take in one data segment; whether it asks for an immediate ACK (`ICSK_ACK_NOW`: it
@@ -266,6 +354,9 @@ impl TcpReceiver {
             immediate = true;
         }
         self.unacked += 1;
+        if self.read_delay.is_none() {
+            self.copied = self.rcv_nxt;
+        }
         immediate
     }
 
@@ -276,8 +367,9 @@ impl TcpReceiver {
         now: Nanos,
         acks: &mut impl PacketSink,
     ) -> Option<Nanos> {
-        // More than one full segment in order since the last ACK (rcv_nxt - rcv_wup > MSS).
-        let two_in_order = self.rcv_nxt >= self.rcv_wup + 2;
+        // More than one full segment in order since the last ACK (rcv_nxt - rcv_wup > MSS),
+        // and the window's right edge advances.
+        let two_in_order = self.rcv_nxt >= self.rcv_wup + 2 && self.window_advances();
         if immediate || two_in_order || !self.delayed_ack_enabled {
             self.send_ack(now, false, acks);
             return None;
@@ -306,9 +398,13 @@ impl TcpReceiver {
         self.comp.arm(now + self.comp_delay)
     }
 
-    /// The delayed-ACK or the SACK-compression timer fired (one event serves both: each
-    /// timer ignores an event that is not its own).
-    pub fn on_delack_timer(&mut self, now: Nanos, acks: &mut impl PacketSink) -> Option<Nanos> {
+    /// The delayed-ACK, SACK-compression or read timer fired (one event serves all: each
+    /// timer ignores an event that is not its own). Returns the events to schedule again.
+    pub fn on_delack_timer(&mut self, now: Nanos, acks: &mut impl PacketSink) -> Wakeups {
+        let (read_due, read_again) = self.read.fire(now);
+        if read_due {
+            self.on_read(now, acks);
+        }
         let (comp_expired, comp_again) = self.comp.fire(now);
         let (expired, again) = self.delack.fire(now);
         if comp_expired && self.compressed > 0 {
@@ -321,7 +417,10 @@ impl TcpReceiver {
         }
         let comp_again = comp_again.filter(|_| self.comp.is_armed());
         let again = again.filter(|_| self.delack.is_armed());
-        comp_again.into_iter().chain(again).min()
+        Wakeups::default()
+            .with(read_again)
+            .with(comp_again)
+            .with(again)
     }
 
     /// `tcp_sack_new_ofo_skb`: merge `seq` into the out-of-order ranges (O(log n)) and move the
@@ -375,6 +474,11 @@ impl TcpReceiver {
         p.set_ack(&info);
         acks.send(p);
         self.unacked = 0;
+        // tcp_select_window: the window offered is the free space, but its right edge never
+        // moves back (rcv_wup + rcv_wnd), so it stands below the full window by the unread
+        // data at most, and by no more than before plus what this ACK covers.
+        self.window_deficit =
+            (self.rcv_nxt - self.copied).min(self.window_deficit + (self.rcv_nxt - self.rcv_wup));
         self.rcv_wup = self.rcv_nxt;
         self.acks_sent += 1;
         self.delack.cancel();
@@ -403,20 +507,119 @@ mod tests {
         r
     }
 
+    /// A receiver whose application wakes 35 us after data becomes readable, past its quick
+    /// ACKs.
+    fn reader() -> TcpReceiver {
+        let mut r = rx();
+        r.read_delay = Some(35_000);
+        r
+    }
+
+    #[test]
+    fn a_burst_is_acked_once_at_the_read() {
+        // Three segments 12 us apart (one 3-segment skb off a shaper): the second does not
+        // advance the window (unread data), so nothing is sent in the input path; the read
+        // 35 us after the first segment takes all three and ACKs them (3 > one segment).
+        let mut r = reader();
+        let mut acks = VecDeque::new();
+        assert_eq!(
+            r.on_data(&data(0), 0, &mut acks)
+                .times()
+                .collect::<Vec<_>>(),
+            vec![35_000, DELACK]
+        );
+        assert_eq!(r.on_data(&data(1), 12_000, &mut acks).first(), None);
+        assert_eq!(r.on_data(&data(2), 24_000, &mut acks).first(), None);
+        assert!(acks.is_empty());
+        // The read's event; the delayed-ACK event at 40 ms then finds nothing to do.
+        assert_eq!(r.on_delack_timer(35_000, &mut acks).first(), None);
+        assert_eq!((acks.len(), acks[0].ack().cum), (1, 3));
+        assert_eq!(r.on_delack_timer(DELACK, &mut acks).first(), None);
+        assert_eq!(acks.len(), 1);
+    }
+
+    #[test]
+    fn spaced_segments_are_acked_at_the_read_of_the_second() {
+        // Segments 600 us apart (20 Mbit/s): the first is read alone (one segment: no ACK);
+        // the second makes two unacknowledged but is itself unread, so the ACK waits for its
+        // read, 35 us later; a third alone waits for the delayed-ACK timer.
+        let mut r = reader();
+        let mut acks = VecDeque::new();
+        r.on_data(&data(0), 0, &mut acks);
+        r.on_delack_timer(35_000, &mut acks);
+        assert!(acks.is_empty());
+        assert_eq!(
+            r.on_data(&data(1), 600_000, &mut acks).first(),
+            Some(635_000)
+        );
+        assert!(acks.is_empty());
+        r.on_delack_timer(635_000, &mut acks);
+        assert_eq!((acks.len(), acks[0].ack().cum), (1, 2));
+        r.on_data(&data(2), 1_200_000, &mut acks);
+        r.on_delack_timer(1_235_000, &mut acks);
+        assert_eq!(acks.len(), 1);
+        // The delayed-ACK timer (armed by segment 2, 40 ms after it) sends it.
+        r.on_delack_timer(1_200_000 + DELACK, &mut acks);
+        assert_eq!(
+            (acks.len(), acks[1].ack().cum, acks[1].ack().delayed),
+            (2, 3, true)
+        );
+    }
+
+    #[test]
+    fn an_ack_sent_with_unread_data_leaves_the_window_short_by_it() {
+        // In quick-ACK mode every segment is ACKed in the input path, unread or not. After
+        // the 16th (two unread at that ACK: segments 14 and 15 arrive within 35 us), the window
+        // stands two segments short...
+        let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Classic);
+        r.read_delay = Some(35_000);
+        let mut acks = VecDeque::new();
+        for s in 0..14 {
+            r.on_data(&data(s), s * 100_000, &mut acks);
+            r.on_delack_timer(s * 100_000 + 35_000, &mut acks);
+        }
+        r.on_data(&data(14), 2_000_000, &mut acks);
+        r.on_data(&data(15), 2_010_000, &mut acks);
+        assert_eq!((acks.len(), r.window_deficit), (16, 2));
+        // ...with three unread the 17th... 18th: three unread > 2, no ACK in the input path.
+        r.on_data(&data(16), 2_020_000, &mut acks);
+        r.on_data(&data(17), 2_030_000, &mut acks);
+        assert_eq!(acks.len(), 16);
+        // The read (due 35 us after segment 14) takes all four and ACKs the two since.
+        r.on_delack_timer(2_035_000, &mut acks);
+        assert_eq!(
+            (acks.len(), acks[16].ack().cum, r.window_deficit),
+            (17, 18, 0)
+        );
+        // Past the quick ACKs, the next pair is ACKed at its read again, not in the input
+        // path: the second one is unread when it arrives.
+        assert_eq!(
+            r.on_data(&data(18), 3_000_000, &mut acks).first(),
+            Some(3_035_000)
+        );
+        r.on_delack_timer(3_035_000, &mut acks);
+        r.on_data(&data(19), 3_100_000, &mut acks);
+        assert_eq!(
+            acks.len(),
+            17,
+            "segment 19 is unread: the window does not advance"
+        );
+    }
+
     #[test]
     fn duplicate_data_is_acked_at_once_and_restarts_quick_acks() {
         let mut r = rx();
         let mut acks = VecDeque::new();
         for seq in 0..4 {
-            r.on_data(&data(seq), 1000 * seq, &mut acks);
+            r.on_data(&data(seq), 1000 * seq, &mut acks).first();
         }
         assert_eq!(acks.len(), 2);
         // A spurious retransmission of segment 1: one ACK at once (cum 4), and 15 quick ACKs
         // left of the 16 it restored.
-        assert_eq!(r.on_data(&data(1), 5000, &mut acks), None);
+        assert_eq!(r.on_data(&data(1), 5000, &mut acks).first(), None);
         assert_eq!((acks.len(), acks[2].ack().cum, r.quickacks), (3, 4, 15));
         // So a lone segment after it is ACKed at once instead of waiting for the timer.
-        assert_eq!(r.on_data(&data(4), 6000, &mut acks), None);
+        assert_eq!(r.on_data(&data(4), 6000, &mut acks).first(), None);
         assert_eq!((acks.len(), acks[3].ack().cum, r.quickacks), (4, 5, 14));
     }
 
@@ -424,21 +627,24 @@ mod tests {
     fn acks_every_second_segment_and_delays_a_lone_one() {
         let mut r = rx();
         let mut acks = VecDeque::new();
-        assert_eq!(r.on_data(&data(0), 1000, &mut acks), Some(1000 + DELACK));
+        assert_eq!(
+            r.on_data(&data(0), 1000, &mut acks).first(),
+            Some(1000 + DELACK)
+        );
         assert!(acks.is_empty());
-        assert_eq!(r.on_data(&data(1), 2000, &mut acks), None);
+        assert_eq!(r.on_data(&data(1), 2000, &mut acks).first(), None);
         assert_eq!(acks.len(), 1);
         assert_eq!(acks[0].ack().cum, 2);
         // A third segment waits. The first timer event (still pending at 1000 + DELACK) is
         // reused: it fires early and re-schedules itself at the new deadline, which sends the
         // ACK with the delayed flag.
-        assert_eq!(r.on_data(&data(2), 3000, &mut acks), None);
+        assert_eq!(r.on_data(&data(2), 3000, &mut acks).first(), None);
         assert_eq!(
-            r.on_delack_timer(1000 + DELACK, &mut acks),
+            r.on_delack_timer(1000 + DELACK, &mut acks).first(),
             Some(3000 + DELACK)
         );
         assert_eq!(acks.len(), 1);
-        assert_eq!(r.on_delack_timer(3000 + DELACK, &mut acks), None);
+        assert_eq!(r.on_delack_timer(3000 + DELACK, &mut acks).first(), None);
         assert_eq!(
             (acks.len(), acks[1].ack().cum, acks[1].ack().delayed),
             (2, 3, true)
@@ -501,24 +707,26 @@ mod tests {
         let mut acks = VecDeque::new();
         let batch: Vec<Packet> = (0..32).map(|s| sent_at(s, 1_000_000)).collect();
         for skb in gro_skbs(&batch) {
-            assert_eq!(r.on_gro_skb(&skb, 7_000_000, &mut acks), None);
+            assert_eq!(r.on_gro_skb(&skb, 7_000_000, &mut acks).first(), None);
         }
         assert_eq!(acks.len(), 1);
         assert_eq!((acks[0].ack().cum, acks[0].ack().tsecr), (32, 1_000_000));
         // 64 segments in one batch: 45 + 19 -> two ACKs (cum 77, 96).
         let batch: Vec<Packet> = (32..96).map(|s| sent_at(s, 2_000_000)).collect();
         for skb in gro_skbs(&batch) {
-            r.on_gro_skb(&skb, 9_000_000, &mut acks);
+            r.on_gro_skb(&skb, 9_000_000, &mut acks).first();
         }
         let cums: Vec<u64> = acks.iter().map(|a| a.ack().cum).collect();
         assert_eq!(cums, vec![32, 77, 96]);
         // A lone segment is delayed, as without GRO; the next lone one is ACKed with it.
         assert_eq!(
-            r.on_gro_skb(&[sent_at(96, 3_000_000)], 10_000_000, &mut acks),
+            r.on_gro_skb(&[sent_at(96, 3_000_000)], 10_000_000, &mut acks)
+                .first(),
             Some(10_000_000 + DELACK)
         );
         assert_eq!(
-            r.on_gro_skb(&[sent_at(97, 3_000_000)], 10_000_100, &mut acks),
+            r.on_gro_skb(&[sent_at(97, 3_000_000)], 10_000_100, &mut acks)
+                .first(),
             None
         );
         assert_eq!((acks.len(), acks[3].ack().cum), (4, 98));
@@ -533,19 +741,19 @@ mod tests {
         let mut acks = VecDeque::new();
         for k in 0..MAX_QUICKACKS as u64 {
             let skb: Vec<Packet> = (4 * k..4 * k + 4).map(data).collect();
-            assert_eq!(r.on_gro_skb(&skb, k, &mut acks), None);
+            assert_eq!(r.on_gro_skb(&skb, k, &mut acks).first(), None);
         }
         assert_eq!((acks.len(), r.quickacks), (16, 0));
         assert_eq!(acks[15].ack().cum, 64);
         assert_eq!(
-            r.on_gro_skb(&[data(64)], 100, &mut acks),
+            r.on_gro_skb(&[data(64)], 100, &mut acks).first(),
             Some(100 + DELACK)
         );
         // Without GRO the same 64 segments use the 16 quick ACKs on the first 16 segments.
         let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Classic);
         let mut acks = VecDeque::new();
         for s in 0..64 {
-            r.on_data(&data(s), s, &mut acks);
+            r.on_data(&data(s), s, &mut acks).first();
         }
         assert_eq!(acks.len(), 16 + 24);
     }
@@ -555,10 +763,10 @@ mod tests {
         let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Classic);
         let mut acks = VecDeque::new();
         for s in 0..MAX_QUICKACKS as u64 {
-            r.on_data(&data(s), s, &mut acks);
+            r.on_data(&data(s), s, &mut acks).first();
         }
         assert_eq!(acks.len(), MAX_QUICKACKS as usize);
-        r.on_data(&data(16), 100, &mut acks);
+        r.on_data(&data(16), 100, &mut acks).first();
         assert_eq!(
             acks.len(),
             MAX_QUICKACKS as usize,
@@ -570,10 +778,10 @@ mod tests {
     fn out_of_order_gets_immediate_sack_most_recent_first() {
         let mut r = rx();
         let mut acks = VecDeque::new();
-        r.on_data(&data(0), 0, &mut acks);
-        r.on_data(&data(2), 1, &mut acks); // hole at 1
-        r.on_data(&data(5), 2, &mut acks); // hole at 3,4
-        r.on_data(&data(3), 3, &mut acks); // extends block [2,4)
+        r.on_data(&data(0), 0, &mut acks).first();
+        r.on_data(&data(2), 1, &mut acks).first(); // hole at 1
+        r.on_data(&data(5), 2, &mut acks).first(); // hole at 3,4
+        r.on_data(&data(3), 3, &mut acks).first(); // extends block [2,4)
         let last = acks.back().unwrap().ack();
         assert_eq!(last.cum, 1);
         assert_eq!(last.nsack, 2);
@@ -581,7 +789,7 @@ mod tests {
         assert_eq!(last.sack[1], SackBlock { start: 5, end: 6 });
         // Filling the first hole: cum jumps to 4, remaining block [5,6), immediate ACK.
         let n = acks.len();
-        r.on_data(&data(1), 4, &mut acks);
+        r.on_data(&data(1), 4, &mut acks).first();
         assert_eq!(acks.len(), n + 1);
         let last = acks.back().unwrap().ack();
         assert_eq!((last.cum, last.nsack), (4, 1));
@@ -600,30 +808,30 @@ mod tests {
         assert_eq!(r.comp_delay, 500_000);
         let mut acks = VecDeque::new();
         // Segment 0 in order, alone: the delayed-ACK timer.
-        assert_eq!(r.on_data(&data(0), 0, &mut acks), Some(DELACK));
+        assert_eq!(r.on_data(&data(0), 0, &mut acks).first(), Some(DELACK));
         for seq in 2..=4 {
-            assert_eq!(r.on_data(&data(seq), seq * 1000, &mut acks), None);
+            assert_eq!(r.on_data(&data(seq), seq * 1000, &mut acks).first(), None);
         }
         assert_eq!(acks.len(), 3);
         assert!(acks.iter().all(|a| a.ack().cum == 1));
         // The first held-back SACK arms the timer; the others wait under it.
-        assert_eq!(r.on_data(&data(5), 5000, &mut acks), Some(505_000));
+        assert_eq!(r.on_data(&data(5), 5000, &mut acks).first(), Some(505_000));
         for seq in 6..=9 {
-            assert_eq!(r.on_data(&data(seq), seq * 1000, &mut acks), None);
+            assert_eq!(r.on_data(&data(seq), seq * 1000, &mut acks).first(), None);
         }
         assert_eq!((acks.len(), r.compressed), (3, 5));
         // The timer's event sends one SACK covering [2, 10) and nothing is rescheduled.
-        assert_eq!(r.on_delack_timer(505_000, &mut acks), None);
+        assert_eq!(r.on_delack_timer(505_000, &mut acks).first(), None);
         assert_eq!(acks.len(), 4);
         let sack = acks.back().unwrap().ack();
         assert_eq!((sack.cum, sack.nsack), (1, 1));
         assert_eq!(sack.sack[0], SackBlock { start: 2, end: 10 });
         assert_eq!((r.compressed, r.acks_compressed), (0, 4));
         // The delayed-ACK timer of segment 0 was cancelled by the first ACK sent.
-        assert_eq!(r.on_delack_timer(DELACK, &mut acks), None);
+        assert_eq!(r.on_delack_timer(DELACK, &mut acks).first(), None);
         assert_eq!(acks.len(), 4);
         // Segment 1 arrives: the last hole is filled, ACK at once.
-        assert_eq!(r.on_data(&data(1), 600_000, &mut acks), None);
+        assert_eq!(r.on_data(&data(1), 600_000, &mut acks).first(), None);
         assert_eq!((acks.len(), acks.back().unwrap().ack().cum), (5, 10));
     }
 
@@ -637,19 +845,20 @@ mod tests {
         let mut acks = VecDeque::new();
         // Segment 0 lost: 3 duplicate ACKs, then 44 held back, then the 45th goes at once.
         for seq in 1..=3 + COMP_SACK_NR as u64 {
-            r.on_data(&data(seq), seq, &mut acks);
+            r.on_data(&data(seq), seq, &mut acks).first();
         }
         assert_eq!((acks.len(), r.compressed), (3, COMP_SACK_NR));
-        r.on_data(&data(4 + COMP_SACK_NR as u64), 100, &mut acks);
+        r.on_data(&data(4 + COMP_SACK_NR as u64), 100, &mut acks)
+            .first();
         assert_eq!((acks.len(), r.compressed, r.acks_compressed), (4, 0, 44));
         // Segment 0 arrives with 200 (lost) still missing further on: rcv_nxt moves by more
         // than a segment, ACK at once; the next out-of-order segments are duplicate ACKs again.
-        r.on_data(&data(200), 200, &mut acks);
-        r.on_data(&data(0), 300, &mut acks);
+        r.on_data(&data(200), 200, &mut acks).first();
+        r.on_data(&data(0), 300, &mut acks).first();
         assert_eq!(acks.back().unwrap().ack().cum, 5 + COMP_SACK_NR as u64);
         let n = acks.len();
         for seq in 201..=203 {
-            r.on_data(&data(seq), seq, &mut acks);
+            r.on_data(&data(seq), seq, &mut acks).first();
         }
         assert_eq!(acks.len(), n + 3);
     }
@@ -660,13 +869,13 @@ mod tests {
         let mut acks = VecDeque::new();
         let mut ce = data(0);
         ce.set_ecn(Ecn::Ce);
-        r.on_data(&ce, 0, &mut acks);
-        r.on_data(&data(1), 1, &mut acks);
+        r.on_data(&ce, 0, &mut acks).first();
+        r.on_data(&data(1), 1, &mut acks).first();
         assert!(acks[0].ack().ece);
         let mut cwr = data(2);
         cwr.set_cwr(true);
-        r.on_data(&cwr, 2, &mut acks);
-        r.on_data(&data(3), 3, &mut acks);
+        r.on_data(&cwr, 2, &mut acks).first();
+        r.on_data(&data(3), 3, &mut acks).first();
         assert!(!acks[1].ack().ece);
     }
 
@@ -675,16 +884,16 @@ mod tests {
         let mut r = TcpReceiver::new(0, 1, 0, EcnEcho::Dctcp);
         r.quickacks = 0;
         let mut acks = VecDeque::new();
-        r.on_data(&data(0), 0, &mut acks); // delayed, CE state 0
+        r.on_data(&data(0), 0, &mut acks).first(); // delayed, CE state 0
         let mut ce = data(1);
         ce.set_ecn(Ecn::Ce);
-        r.on_data(&ce, 1, &mut acks);
+        r.on_data(&ce, 1, &mut acks).first();
         // First an ACK for seq 0 without ECE, then (after seg 1 alone) nothing yet.
         assert_eq!(acks.len(), 1);
         assert_eq!((acks[0].ack().cum, acks[0].ack().ece), (1, false));
         let mut ce2 = data(2);
         ce2.set_ecn(Ecn::Ce);
-        r.on_data(&ce2, 2, &mut acks);
+        r.on_data(&ce2, 2, &mut acks).first();
         assert_eq!((acks[1].ack().cum, acks[1].ack().ece), (3, true));
     }
 }
