@@ -28,7 +28,7 @@ run      emulate the scenario's path (wired, trace or wifi) between network name
          SIGINT/SIGTERM (or, with --stdin-control, until standard input gives a line or ends)
          --tag TAG          names are wcc-TAG-s (server), wcc-TAG-c<i> (clients); default
                             from the process id; 1 to 6 lowercase letters or digits
-         --spin-us N        spin this long before each delivery instead of sleeping (default 30)
+         --spin-us N        spin this long before each delivery instead of sleeping (default 100)
          --rt-priority N    SCHED_FIFO priority, 0 for the normal scheduler (default 60)
          --drop-log FILE    when the run stops, write every dropped TCP segment and every SYN
                             read to FILE as CSV (kind,t_ns,src,src_port,dst,dst_port,seq,
